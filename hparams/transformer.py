@@ -1,0 +1,140 @@
+"""Transformer hparams sets: the paper's base and big models, every row of
+Table 3, the parsing model of section 6.3, and small sets for CPU work.
+
+Every number the paper gives is the default here; tests pin them.
+"""
+
+from t2t_keras import registry
+from t2t_keras.hparams import HParams
+
+
+@registry.register_hparams
+def transformer_base():
+  """The base model: sections 3, 5.3, 5.4 and Table 3 "base"."""
+  return HParams(
+      # Architecture (section 3, Table 3).
+      hidden_size=512,                # d_model
+      filter_size=2048,               # d_ff
+      num_heads=8,                    # h
+      num_hidden_layers=6,            # N
+      num_encoder_layers=0,           # 0: num_hidden_layers
+      num_decoder_layers=0,           # 0: num_hidden_layers
+      attention_key_size=0,           # d_k per head; 0: hidden_size/num_heads
+      attention_value_size=0,         # d_v per head; 0: hidden_size/num_heads
+      norm_position="post",           # LayerNorm(x + Sublayer(x)), 3.1
+      pos="timing",                   # sinusoids, 3.5; "emb" = learned
+      max_positions=1024,             # rows of the learned table (pos=emb)
+      shared_embedding=True,          # 3.4: source = target embedding
+      shared_embedding_and_softmax_weights=True,  # 3.4: = pre-softmax W
+      # Regularization (section 5.4).
+      layer_prepostprocess_dropout=0.1,  # P_drop
+      attention_dropout=0.0,          # not used by the paper's base model
+      relu_dropout=0.0,               # not used by the paper's base model
+      label_smoothing=0.1,            # epsilon_ls
+      # Optimizer and schedule (section 5.3).
+      optimizer="adam",
+      optimizer_adam_beta1=0.9,
+      optimizer_adam_beta2=0.98,
+      optimizer_adam_epsilon=1e-9,
+      learning_rate_schedule="paper",  # d_model^-0.5 * min(s^-0.5, s*w^-1.5)
+      learning_rate=1.0,              # a multiplier on the schedule
+      learning_rate_warmup_steps=4000,
+      # Training (section 5.1, 5.2) and data.
+      train_steps=100000,
+      batch_size=4096,                # tokens per replica (tensor2tensor)
+      max_length=256,                 # longer training examples are dropped
+  )
+
+
+@registry.register_hparams
+def transformer_big():
+  """Transformer (big), the last row of Table 3, for EN-DE."""
+  hparams = transformer_base()
+  hparams.hidden_size = 1024
+  hparams.filter_size = 4096
+  hparams.num_heads = 16
+  hparams.layer_prepostprocess_dropout = 0.3
+  hparams.train_steps = 300000
+  return hparams
+
+
+@registry.register_hparams
+def transformer_big_enfr():
+  """Transformer (big) for EN-FR used P_drop = 0.1 (section 6.1)."""
+  hparams = transformer_big()
+  hparams.layer_prepostprocess_dropout = 0.1
+  return hparams
+
+
+@registry.register_hparams
+def transformer_parsing():
+  """Section 6.3: 4 layers, d_model = 1024, all else as the base model."""
+  hparams = transformer_base()
+  hparams.num_hidden_layers = 4
+  hparams.hidden_size = 1024
+  return hparams
+
+
+@registry.register_hparams
+def transformer_small():
+  """A small model for CPU experiments (tensor2tensor's sizes)."""
+  hparams = transformer_base()
+  hparams.num_hidden_layers = 2
+  hparams.hidden_size = 256
+  hparams.filter_size = 1024
+  hparams.num_heads = 4
+  return hparams
+
+
+@registry.register_hparams
+def transformer_tiny():
+  """A tiny model for tests and quick CPU runs (tensor2tensor's sizes)."""
+  hparams = transformer_base()
+  hparams.num_hidden_layers = 2
+  hparams.hidden_size = 128
+  hparams.filter_size = 512
+  hparams.num_heads = 4
+  return hparams
+
+
+# Table 3 of the paper: each row's changes from the base model, and the
+# paper's figures (dev PPL, dev BLEU, parameters in millions; None where the
+# paper gives none). Each row is registered as transformer_table3_<row>.
+TABLE3 = (
+    # row,       overrides,                                          ppl,  bleu, params
+    ("a_h1",   dict(num_heads=1, attention_key_size=512, attention_value_size=512), 5.29, 24.9, None),
+    ("a_h4",   dict(num_heads=4, attention_key_size=128, attention_value_size=128), 5.00, 25.5, None),
+    ("a_h16",  dict(num_heads=16, attention_key_size=32, attention_value_size=32), 4.91, 25.8, None),
+    ("a_h32",  dict(num_heads=32, attention_key_size=16, attention_value_size=16), 5.01, 25.4, None),
+    ("b_dk16", dict(attention_key_size=16, attention_value_size=64), 5.16, 25.1, 58),
+    ("b_dk32", dict(attention_key_size=32, attention_value_size=64), 5.01, 25.4, 60),
+    ("c_n2",   dict(num_hidden_layers=2), 6.11, 23.7, 36),
+    ("c_n4",   dict(num_hidden_layers=4), 5.19, 25.3, 50),
+    ("c_n8",   dict(num_hidden_layers=8), 4.88, 25.5, 80),
+    ("c_d256", dict(hidden_size=256, attention_key_size=32, attention_value_size=32), 5.75, 24.5, 28),
+    ("c_d1024", dict(hidden_size=1024, attention_key_size=128, attention_value_size=128), 4.66, 26.0, 168),
+    ("c_ff1024", dict(filter_size=1024), 5.12, 25.4, 53),
+    ("c_ff4096", dict(filter_size=4096), 4.75, 26.2, 90),
+    ("d_drop0", dict(layer_prepostprocess_dropout=0.0), 5.77, 24.6, None),
+    ("d_drop02", dict(layer_prepostprocess_dropout=0.2), 4.95, 25.5, None),
+    ("d_ls0",  dict(label_smoothing=0.0), 4.67, 25.3, None),
+    ("d_ls02", dict(label_smoothing=0.2), 5.47, 25.7, None),
+    ("e_pos_emb", dict(pos="emb"), 4.92, 25.7, None),
+)  # yapf: disable
+
+# The paper's figures for the base and big rows of Table 3.
+TABLE3_BASE = ("base", {}, 4.92, 25.8, 65)
+TABLE3_BIG = ("big", {}, 4.33, 26.4, 213)
+
+
+def _register_table3_row(row, overrides):
+  def table3_row():
+    hparams = transformer_base()
+    hparams.override_from_dict(overrides)
+    return hparams
+  table3_row.__doc__ = f"Table 3 row ({row[0].upper()}): {overrides}."
+  registry.register_hparams(f"transformer_table3_{row}")(table3_row)
+
+
+for _row, _overrides, *_ in TABLE3:
+  _register_table3_row(_row, _overrides)

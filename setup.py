@@ -1,0 +1,36 @@
+"""t2t_keras: the Transformer of "Attention Is All You Need" for Keras 3."""
+
+import os
+
+from setuptools import find_packages, setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def requirements(name):
+  with open(os.path.join(HERE, name), encoding="utf-8") as f:
+    return [line.split("#")[0].strip() for line in f
+            if line.split("#")[0].strip()]
+
+
+COMMANDS = {
+    "t2t-trainer": "t2t_keras.bin.t2t_trainer:run",
+}
+
+setup(
+    name="t2t_keras",
+    version="0.1.0",
+    description="The Transformer of 'Attention Is All You Need' for Keras 3, "
+                "in the tensor2tensor tradition.",
+    long_description=open(os.path.join(HERE, "README.md"),
+                          encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    packages=find_packages(include=["t2t_keras", "t2t_keras.*", "problems",
+                                    "problems.*", "hparams", "hparams.*"]),
+    install_requires=requirements("requirements.txt"),
+    extras_require={"test": requirements("requirements-test.txt")},
+    entry_points={"console_scripts": [f"{name}={target}"
+                                      for name, target in COMMANDS.items()]},
+)

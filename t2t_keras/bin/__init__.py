@@ -1,0 +1,1 @@
+"""Command-line entry points, one thin file per t2t-* command."""

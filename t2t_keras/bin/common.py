@@ -1,0 +1,47 @@
+"""What every t2t-* command shares: quiet logs, user registrations, errors
+that name the input instead of a traceback."""
+
+import os
+import sys
+
+from absl import app
+
+
+def setup(argv, usr_dir=None):
+  from absl import logging  # pylint: disable=g-import-not-at-top
+  logging.set_verbosity(logging.WARNING)
+  if len(argv) > 1:
+    raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+  from t2t_keras import registry  # pylint: disable=g-import-not-at-top
+  registry.import_usr_dir(usr_dir)
+
+
+def require(flag_values, *names):
+  missing = [n for n in names if not getattr(flag_values, n)]
+  if missing:
+    raise app.UsageError("missing required flag(s): " +
+                         ", ".join(f"--{n}" for n in missing))
+
+
+def flag_values(flag_values_obj):
+  """The command's own flags (not absl's) as a dict, for flags.txt."""
+  return {f.name: f.value
+          for module, defined in flag_values_obj.flags_by_module_dict().items()
+          if not module.startswith("absl") for f in defined}
+
+
+def run(main):
+  """absl's app.run, with our errors printed as one line and exit code 2."""
+  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+  from t2t_keras.hparams import HParamsError  # pylint: disable=g-import-not-at-top
+  from t2t_keras.registry import RegistryError  # pylint: disable=g-import-not-at-top
+
+  def guarded(argv):
+    try:
+      return main(argv)
+    except (HParamsError, RegistryError, ValueError, ImportError,
+            FileNotFoundError) as e:
+      print(f"error: {e}", file=sys.stderr)
+      return 2
+
+  app.run(guarded)

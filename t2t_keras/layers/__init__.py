@@ -1,0 +1,15 @@
+"""Keras layers of the Transformer, one per file; every paper equation lives
+in one of them: (1) dot_product_attention, multi-head attention
+multi_head_attention, (2) feed_forward, section 3.4 embedding, section 3.5
+positional_encoding, sections 3.1/5.4 residual, encoder and decoder."""
+
+from t2t_keras.layers import masks
+from t2t_keras.layers.decoder import DecoderLayer, TransformerDecoder
+from t2t_keras.layers.dot_product_attention import ScaledDotProductAttention
+from t2t_keras.layers.embedding import TokenEmbedding
+from t2t_keras.layers.encoder import EncoderLayer, TransformerEncoder
+from t2t_keras.layers.feed_forward import PositionwiseFeedForward
+from t2t_keras.layers.multi_head_attention import MultiHeadAttention
+from t2t_keras.layers.positional_encoding import (LearnedPositionalEmbedding,
+                                                 SinusoidalPositionalEncoding,
+                                                 sinusoid)

@@ -1,0 +1,144 @@
+"""The decoder layer and stack, section 3.1 of the paper, with the
+incremental decoding path used by beam search."""
+
+import keras
+
+from t2t_keras.layers import masks
+from t2t_keras.layers.encoder import Stack
+from t2t_keras.layers.feed_forward import PositionwiseFeedForward
+from t2t_keras.layers.multi_head_attention import MultiHeadAttention
+from t2t_keras.layers.residual import ResidualBlock
+
+
+@keras.saving.register_keras_serializable(package="t2t_keras")
+class DecoderLayer(ResidualBlock):
+  """Masked self-attention, encoder-decoder attention, feed-forward.
+
+  Args: as ``EncoderLayer``.
+
+  Call args:
+    x: [batch, length, d_model].
+    memory: encoder output [batch, source_length, d_model].
+    self_bias: causal mask [1, 1, length, length] (full pass only).
+    memory_bias: padding mask of the source [batch, 1, 1, source_length].
+    cache: for one decoding step: {"self": {"key", "value"}, "cross":
+      {"key", "value"}} (see ``TransformerDecoder.init_cache``).
+    step: the position decoded, with ``cache``; then ``x`` has length 1.
+  Returns:
+    [batch, length, d_model]; with ``cache``, also the updated cache.
+  """
+
+  def __init__(self, num_heads, key_size, value_size, filter_size,
+               dropout=0.1, attention_dropout=0.0, relu_dropout=0.0,
+               norm_position="post", **kwargs):
+    super().__init__(3, dropout, norm_position, **kwargs)
+    self.num_heads, self.key_size, self.value_size = (num_heads, key_size,
+                                                      value_size)
+    self.filter_size = filter_size
+    self.attention_dropout = attention_dropout
+    self.relu_dropout = relu_dropout
+    attention = dict(num_heads=num_heads, key_size=key_size,
+                     value_size=value_size, dropout=attention_dropout,
+                     dtype=self.dtype_policy)
+    self.self_attention = MultiHeadAttention(name="self_attention",
+                                             **attention)
+    self.cross_attention = MultiHeadAttention(name="encdec_attention",
+                                              **attention)
+    self.feed_forward = PositionwiseFeedForward(
+        filter_size, relu_dropout=relu_dropout, dtype=self.dtype_policy,
+        name="feed_forward")
+
+  def call(self, x, memory=None, self_bias=None, memory_bias=None,
+           cache=None, step=None, training=None):
+    query = self.residual_in(0, x)
+    if cache is None:
+      y = self.self_attention(query, bias=self_bias, training=training)
+    else:
+      y, self_cache = self.self_attention(query, cache=cache["self"],
+                                          step=step, training=training)
+    x = self.residual_out(0, x, y, training)
+    query = self.residual_in(1, x)
+    if cache is None:
+      y = self.cross_attention(query, memory, bias=memory_bias,
+                               training=training)
+    else:
+      y, _ = self.cross_attention(query, bias=memory_bias,
+                                  cache=cache["cross"], training=training)
+    x = self.residual_out(1, x, y, training)
+    y = self.feed_forward(self.residual_in(2, x), training=training)
+    x = self.residual_out(2, x, y, training)
+    if cache is None:
+      return x
+    return x, {"self": self_cache, "cross": cache["cross"]}
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(num_heads=self.num_heads, key_size=self.key_size,
+                  value_size=self.value_size, filter_size=self.filter_size,
+                  dropout=self.dropout,
+                  attention_dropout=self.attention_dropout,
+                  relu_dropout=self.relu_dropout,
+                  norm_position=self.norm_position)
+    return config
+
+
+@keras.saving.register_keras_serializable(package="t2t_keras")
+class TransformerDecoder(Stack):
+  """The decoder stack.
+
+  Call args (full pass, training and scoring):
+    x: embedded, right-shifted targets [batch, length, d_model].
+    memory: encoder output [batch, source_length, d_model].
+    memory_bias: source padding mask [batch, 1, 1, source_length].
+  Returns:
+    [batch, length, d_model].
+
+  Incremental decoding: ``init_cache`` once per batch, then ``step`` for
+  positions 0, 1, ...; each step equals the full pass at that position.
+  """
+
+  def __init__(self, num_layers, num_heads, key_size, value_size,
+               filter_size, attention_dropout=0.0, relu_dropout=0.0,
+               **kwargs):
+    super().__init__(
+        DecoderLayer, num_layers,
+        layer_kwargs=dict(num_heads=num_heads, key_size=key_size,
+                          value_size=value_size, filter_size=filter_size,
+                          attention_dropout=attention_dropout,
+                          relu_dropout=relu_dropout),
+        **kwargs)
+
+  def call(self, x, memory, memory_bias=None, training=None):
+    self_bias = masks.causal_bias(keras.ops.shape(x)[1])
+    x = self.embed_positions(x, training=training)
+    for layer in self.layers:
+      x = layer(x, memory, self_bias=self_bias, memory_bias=memory_bias,
+                training=training)
+    return self.finish(x)
+
+  def init_cache(self, memory, max_length):
+    """The decoding cache: per layer, an empty self-attention cache of
+    ``max_length`` steps and the encoder-decoder keys and values of
+    ``memory`` [batch, source_length, d_model], computed once."""
+    batch = keras.ops.shape(memory)[0]
+    return [{"self": layer.self_attention.empty_cache(batch, max_length),
+             "cross": layer.cross_attention.memory_cache(memory)}
+            for layer in self.layers]
+
+  def step(self, x, step, cache, memory_bias=None, training=None):
+    """One incremental step.
+
+    Args:
+      x: the embedded previous token [batch, 1, d_model].
+      step: scalar int, its position.
+      cache: from ``init_cache`` or the previous step.
+    Returns:
+      ([batch, 1, d_model], the updated cache).
+    """
+    x = self.embed_positions(x, offset=step, training=training)
+    new_cache = []
+    for layer, layer_cache in zip(self.layers, cache):
+      x, layer_cache = layer(x, memory_bias=memory_bias, cache=layer_cache,
+                             step=step, training=training)
+      new_cache.append(layer_cache)
+    return self.finish(x), new_cache

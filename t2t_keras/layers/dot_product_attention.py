@@ -1,0 +1,57 @@
+"""Scaled dot-product attention, equation (1) of the paper.
+
+    Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V
+"""
+
+import keras
+from keras import ops
+
+
+@keras.saving.register_keras_serializable(package="t2t_keras")
+class ScaledDotProductAttention(keras.layers.Layer):
+  """softmax(Q K^T / sqrt(d_k) + bias) V with dropout on the weights.
+
+  The logits, the additive mask and the softmax are computed in float32 even
+  under a mixed-precision policy; the products run in the compute dtype.
+
+  Args:
+    dropout: rate of dropout on the attention weights (training only).
+
+  Call args:
+    query: [batch, heads, length_q, d_k].
+    key: [batch, heads, length_k, d_k].
+    value: [batch, heads, length_k, d_v].
+    bias: optional float additive mask broadcastable to
+      [batch, heads, length_q, length_k] (see ``layers.masks``).
+    training: bool, enables dropout.
+    return_weights: if True also return the weights.
+
+  Returns:
+    [batch, heads, length_q, d_v], and with ``return_weights`` the float32
+    weights [batch, heads, length_q, length_k].
+  """
+
+  def __init__(self, dropout=0.0, **kwargs):
+    super().__init__(**kwargs)
+    self.dropout = float(dropout)
+    self._dropout_layer = keras.layers.Dropout(self.dropout)
+
+  def call(self, query, key, value, bias=None, training=None,
+           return_weights=False):
+    depth = ops.shape(query)[-1]
+    query = query * ops.cast(1.0 / float(depth) ** 0.5, query.dtype)
+    logits = ops.matmul(query, ops.swapaxes(key, -1, -2))
+    logits = ops.cast(logits, "float32")
+    if bias is not None:
+      logits = logits + ops.cast(bias, "float32")
+    weights = ops.softmax(logits, axis=-1)
+    dropped = self._dropout_layer(weights, training=training)
+    output = ops.matmul(ops.cast(dropped, value.dtype), value)
+    if return_weights:
+      return output, weights
+    return output
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(dropout=self.dropout)
+    return config

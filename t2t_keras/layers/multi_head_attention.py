@@ -1,0 +1,169 @@
+"""Multi-head attention, section 3.2.2 of the paper, with a decoding cache.
+
+    MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O
+    head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)
+
+with W^Q, W^K in R^{d_model x d_k}, W^V in R^{d_model x d_v} per head and
+W^O in R^{h d_v x d_model}. d_k and d_v are independent of d_model / h so
+that Table 3 rows (A) and (B) can be built.
+
+The incremental cache for decoder self-attention has a fixed length: step t
+writes its key and value at position t with a select on a one-hot position
+mask (no concatenation, so shapes never change inside a decoding loop, and
+only core ops are used, so the loop exports to TF Serving).
+"""
+
+import keras
+from keras import ops
+
+from t2t_keras.layers import masks
+from t2t_keras.layers.dot_product_attention import ScaledDotProductAttention
+
+
+def write_at(cache, update, step):
+  """Writes ``update`` into ``cache`` at time ``step``.
+
+  Args:
+    cache: [batch, heads, max_length, depth].
+    update: [batch, heads, 1, depth].
+    step: scalar int.
+  Returns:
+    ``cache`` with position ``step`` replaced by ``update``.
+  """
+  length = ops.shape(cache)[2]
+  here = ops.reshape(ops.equal(ops.arange(length), step), (1, 1, length, 1))
+  return ops.where(here, ops.cast(update, cache.dtype), cache)
+
+
+@keras.saving.register_keras_serializable(package="t2t_keras")
+class MultiHeadAttention(keras.layers.Layer):
+  """Multi-head attention with per-head key size d_k and value size d_v.
+
+  Args:
+    num_heads: h.
+    key_size: d_k, per head.
+    value_size: d_v, per head.
+    output_size: d_model of the output; defaults to the query's last dim.
+    dropout: dropout rate on the attention weights.
+    kernel_initializer: initializer of the projection matrices.
+
+  Call args:
+    query: [batch, length_q, d_model].
+    memory: [batch, length_k, d_memory]; None for self-attention.
+    bias: additive mask broadcastable to [batch, h, length_q, length_k].
+    cache: for decoding. With ``step`` (self-attention): a dict of
+      ``key`` [batch, h, max_length, d_k] and ``value`` [..., d_v] from
+      ``empty_cache``; the query must have length 1 and its key and value are
+      written at ``step``. Without ``step`` (encoder-decoder attention): the
+      dict from ``memory_cache``, used in place of ``memory``.
+    step: scalar int, the position being decoded.
+    return_weights: also return the attention weights.
+
+  Returns:
+    output [batch, length_q, d_model]; then the weights
+    [batch, h, length_q, length_k] if ``return_weights``; then the updated
+    cache if ``cache`` was given.
+  """
+
+  def __init__(self, num_heads, key_size, value_size, output_size=None,
+               dropout=0.0, kernel_initializer="glorot_uniform", **kwargs):
+    super().__init__(**kwargs)
+    self.num_heads = int(num_heads)
+    self.key_size = int(key_size)
+    self.value_size = int(value_size)
+    self.output_size = output_size
+    self.dropout = float(dropout)
+    self.kernel_initializer = keras.initializers.get(kernel_initializer)
+    dense = dict(kernel_initializer=self.kernel_initializer,
+                 dtype=self.dtype_policy)
+    h = self.num_heads
+    self._query_dense = keras.layers.Dense(h * self.key_size, name="query",
+                                           **dense)
+    self._key_dense = keras.layers.Dense(h * self.key_size, name="key",
+                                         **dense)
+    self._value_dense = keras.layers.Dense(h * self.value_size, name="value",
+                                           **dense)
+    self._output_dense = None
+    self._attention = ScaledDotProductAttention(
+        self.dropout, dtype=self.dtype_policy, name="attention")
+
+  def build(self, query_shape, memory_shape=None):
+    memory_shape = memory_shape or query_shape
+    out = self.output_size or query_shape[-1]
+    self._output_dense = keras.layers.Dense(
+        out, kernel_initializer=self.kernel_initializer,
+        dtype=self.dtype_policy, name="output")
+    self._query_dense.build(query_shape)
+    self._key_dense.build(memory_shape)
+    self._value_dense.build(memory_shape)
+    self._output_dense.build(
+        tuple(query_shape[:-1]) + (self.num_heads * self.value_size,))
+    self.built = True
+
+  def _split_heads(self, x, depth):
+    """[batch, length, h * depth] -> [batch, h, length, depth]."""
+    batch, length = ops.shape(x)[0], ops.shape(x)[1]
+    x = ops.reshape(x, (batch, length, self.num_heads, depth))
+    return ops.transpose(x, (0, 2, 1, 3))
+
+  def _merge_heads(self, x):
+    """[batch, h, length, d_v] -> [batch, length, h * d_v]."""
+    batch, length = ops.shape(x)[0], ops.shape(x)[2]
+    x = ops.transpose(x, (0, 2, 1, 3))
+    return ops.reshape(x, (batch, length, self.num_heads * self.value_size))
+
+  def memory_cache(self, memory):
+    """Keys and values of ``memory`` [batch, length, d], computed once.
+
+    Returns a dict with ``key`` [batch, h, length, d_k] and ``value``
+    [batch, h, length, d_v].
+    """
+    return {
+        "key": self._split_heads(self._key_dense(memory), self.key_size),
+        "value": self._split_heads(self._value_dense(memory),
+                                   self.value_size),
+    }
+
+  def empty_cache(self, batch_size, max_length):
+    """Zeroed self-attention cache for ``max_length`` decoding steps."""
+    dtype = self.compute_dtype
+    shape = (batch_size, self.num_heads, max_length)
+    return {"key": ops.zeros(shape + (self.key_size,), dtype),
+            "value": ops.zeros(shape + (self.value_size,), dtype)}
+
+  def call(self, query, memory=None, bias=None, cache=None, step=None,
+           training=None, return_weights=False):
+    q = self._split_heads(self._query_dense(query), self.key_size)
+    if cache is not None and step is not None:
+      new = self.memory_cache(query)
+      cache = {"key": write_at(cache["key"], new["key"], step),
+               "value": write_at(cache["value"], new["value"], step)}
+      kv = cache
+      position_bias = masks.cache_bias(step, ops.shape(cache["key"])[2])
+      bias = position_bias if bias is None else bias + position_bias
+    elif cache is not None:
+      kv = cache
+    else:
+      kv = self.memory_cache(query if memory is None else memory)
+    context = self._attention(q, kv["key"], kv["value"], bias=bias,
+                              training=training,
+                              return_weights=return_weights)
+    if return_weights:
+      context, weights = context
+    output = self._output_dense(self._merge_heads(context))
+    results = (output,)
+    if return_weights:
+      results += (weights,)
+    if cache is not None:
+      results += (cache,)
+    return results[0] if len(results) == 1 else results
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(
+        num_heads=self.num_heads, key_size=self.key_size,
+        value_size=self.value_size, output_size=self.output_size,
+        dropout=self.dropout,
+        kernel_initializer=keras.initializers.serialize(
+            self.kernel_initializer))
+    return config

@@ -1,0 +1,47 @@
+"""Residual connections, dropout and layer normalization around a sub-layer.
+
+Post-norm (the paper, section 3.1 and 5.4): ``LayerNorm(x + Dropout(f(x)))``.
+Pre-norm (an option): ``x + Dropout(f(LayerNorm(x)))``, with a final
+LayerNorm at the top of the stack.
+"""
+
+import keras
+
+NORM_POSITIONS = ("post", "pre")
+LAYER_NORM_EPSILON = 1e-6
+
+
+def check_norm_position(norm_position):
+  if norm_position not in NORM_POSITIONS:
+    raise ValueError(f"norm_position must be one of {NORM_POSITIONS}, got "
+                     f"{norm_position!r}")
+  return norm_position
+
+
+class ResidualBlock(keras.layers.Layer):
+  """Base of the encoder and decoder layers: ``num_sublayers`` residual
+  connections, each with its own LayerNorm and a shared dropout rate.
+
+  Subclasses wrap each sub-layer ``f`` as
+  ``x = self.residual_out(i, x, f(self.residual_in(i, x)), training)``.
+  """
+
+  def __init__(self, num_sublayers, dropout, norm_position, **kwargs):
+    super().__init__(**kwargs)
+    self.norm_position = check_norm_position(norm_position)
+    self.dropout = float(dropout)
+    self._norms = [
+        keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON,
+                                        dtype=self.dtype_policy,
+                                        name=f"layer_norm_{i}")
+        for i in range(num_sublayers)]
+    self._residual_dropout = keras.layers.Dropout(self.dropout)
+
+  def residual_in(self, i, x):
+    """The sub-layer's input: normalized first under pre-norm."""
+    return self._norms[i](x) if self.norm_position == "pre" else x
+
+  def residual_out(self, i, x, y, training):
+    """``x + Dropout(y)``, then normalized under post-norm."""
+    z = x + self._residual_dropout(y, training=training)
+    return self._norms[i](z) if self.norm_position == "post" else z

@@ -1,0 +1,38 @@
+"""One call from an hparams set name to a built Keras model."""
+
+from t2t_keras import registry
+from t2t_keras.hparams import HParams
+
+
+def build_model(hparams_set="transformer_base", vocab_size=None,
+                hparams_overrides="", model="transformer",
+                input_vocab_size=None, target_vocab_size=None, hparams=None):
+  """Builds a registered model with all its weights created.
+
+  Args:
+    hparams_set: a registered hparams set name, e.g. "transformer_base".
+    vocab_size: the shared vocabulary size (both sides).
+    hparams_overrides: tensor2tensor-style "a=1,b=0.2" overrides.
+    model: a registered model name.
+    input_vocab_size, target_vocab_size: instead of ``vocab_size`` when the
+      two sides differ (needs shared_embedding=False).
+    hparams: an HParams to use instead of ``hparams_set``.
+
+  Returns:
+    a built keras.Model (``.count_params()`` works).
+
+  Example:
+    >>> model = t2t_keras.build_model("transformer_base", vocab_size=37000)
+  """
+  if hparams is None:
+    hparams = registry.hparams(hparams_set)
+  elif not isinstance(hparams, HParams):
+    raise TypeError(f"hparams must be an HParams, got {type(hparams)}")
+  hparams.parse(hparams_overrides)
+  input_vocab_size = input_vocab_size or vocab_size
+  if not input_vocab_size:
+    raise ValueError("build_model needs vocab_size (or input_vocab_size)")
+  net = registry.model(model)(hparams, input_vocab_size,
+                              target_vocab_size or input_vocab_size)
+  net.build()
+  return net

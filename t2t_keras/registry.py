@@ -1,0 +1,162 @@
+"""The registry of models, hparams sets and problems, by snake_case name.
+
+Definitions register themselves with decorators::
+
+    @registry.register_hparams
+    def transformer_base():
+      return HParams(...)
+
+The library never imports the top-level ``hparams`` and ``problems`` packages
+directly: the first lookup loads them (``load_builtin``), and a user's own
+registrations come from a directory with ``import_usr_dir`` (tensor2tensor's
+``--t2t_usr_dir``).
+"""
+
+import difflib
+import importlib
+import os
+import re
+import sys
+
+_KINDS = ("model", "hparams", "problem")
+_REGISTRIES = {kind: {} for kind in _KINDS}
+_BUILTIN_PACKAGES = ("hparams", "problems")
+_builtin_loaded = False
+
+
+class RegistryError(KeyError):
+  """Unknown or duplicate registry names. The message lists known names."""
+
+  def __str__(self):
+    return self.args[0]
+
+
+def snake_case(name):
+  """``TranslateEnde`` -> ``translate_ende``; snake_case names pass through."""
+  name = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
+  name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+  return name.lower()
+
+
+def _register(kind, obj_or_name):
+  def decorator(obj, name=None):
+    key = name or snake_case(obj.__name__)
+    table = _REGISTRIES[kind]
+    if key in table and table[key] is not obj:
+      existing = table[key]
+      same_source = (getattr(existing, "__module__", None) == obj.__module__
+                     and existing.__qualname__ == obj.__qualname__)
+      if not same_source:
+        raise RegistryError(f"{kind} '{key}' is already registered by "
+                            f"{existing.__module__}.{existing.__qualname__}")
+    table[key] = obj
+    obj.registered_name = key
+    return obj
+
+  if isinstance(obj_or_name, str):
+    return lambda obj: decorator(obj, obj_or_name)
+  return decorator(obj_or_name)
+
+
+def register_model(obj_or_name):
+  """Registers a model class (decorator; optionally ``@register_model("x")``)."""
+  return _register("model", obj_or_name)
+
+
+def register_hparams(obj_or_name):
+  """Registers a function returning an HParams (decorator)."""
+  return _register("hparams", obj_or_name)
+
+
+def register_problem(obj_or_name):
+  """Registers a Problem class (decorator)."""
+  return _register("problem", obj_or_name)
+
+
+def load_builtin():
+  """Imports the project's ``hparams`` and ``problems`` packages once."""
+  global _builtin_loaded
+  if _builtin_loaded:
+    return
+  _builtin_loaded = True
+  # The models live in the library itself.
+  importlib.import_module("t2t_keras.models")
+  for package in _BUILTIN_PACKAGES:
+    module = importlib.import_module(package)
+    if not getattr(module, "T2T_KERAS_REGISTRATIONS", False):
+      raise ImportError(
+          f"the module '{package}' found at {getattr(module, '__file__', '?')} "
+          "is not t2t_keras's registration package; another installed package "
+          "has the same name")
+
+
+def _lookup(kind, name):
+  load_builtin()
+  table = _REGISTRIES[kind]
+  if name in table:
+    return table[name]
+  known = sorted(table)
+  close = difflib.get_close_matches(name, known, n=5, cutoff=0.5)
+  hint = f" Did you mean: {', '.join(close)}?" if close else ""
+  raise RegistryError(f"unknown {kind} name '{name}'.{hint} Known {kind} "
+                      f"names: {', '.join(known)}")
+
+
+def model(name):
+  """The model class registered as ``name``."""
+  return _lookup("model", name)
+
+
+def hparams(name):
+  """A fresh HParams from the set registered as ``name``."""
+  return _lookup("hparams", name)()
+
+
+def problem(name):
+  """A new instance of the Problem registered as ``name``."""
+  return _lookup("problem", name)()
+
+
+def list_models():
+  load_builtin()
+  return sorted(_REGISTRIES["model"])
+
+
+def list_hparams():
+  load_builtin()
+  return sorted(_REGISTRIES["hparams"])
+
+
+def list_problems():
+  load_builtin()
+  return sorted(_REGISTRIES["problem"])
+
+
+def help_string():
+  """Everything registered, as printed by ``--registry_help``."""
+  lines = []
+  for title, names in (("Models", list_models()),
+                       ("HParams sets", list_hparams()),
+                       ("Problems", list_problems())):
+    lines.append(f"{title}:")
+    lines.extend(f"  {n}" for n in names)
+  return "\n".join(lines)
+
+
+def import_usr_dir(usr_dir):
+  """Imports a user's directory of registrations as a package.
+
+  The directory must hold an ``__init__.py`` that imports (or defines) the
+  user's registered models, hparams sets and problems.
+  """
+  if not usr_dir:
+    return None
+  path = os.path.abspath(os.path.expanduser(usr_dir))
+  if not os.path.isfile(os.path.join(path, "__init__.py")):
+    raise ImportError(f"t2t_usr_dir {usr_dir!r} must be a directory with an "
+                      "__init__.py that imports your registrations")
+  parent, name = os.path.split(path.rstrip(os.sep))
+  if parent not in sys.path:
+    sys.path.insert(0, parent)
+  load_builtin()
+  return importlib.import_module(name)

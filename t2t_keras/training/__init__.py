@@ -1,0 +1,1 @@
+"""Training: the paper's optimizer and schedule, the loss, the loop."""

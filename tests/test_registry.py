@@ -1,0 +1,73 @@
+"""The registry: names, listing, close matches, user directories."""
+
+import textwrap
+
+import pytest
+
+from t2t_keras import registry
+
+
+def test_snake_case():
+  assert registry.snake_case("TranslateEnde") == "translate_ende"
+  assert registry.snake_case("CopySequence") == "copy_sequence"
+  assert registry.snake_case("transformer_base") == "transformer_base"
+  assert registry.snake_case("WMTTranslate") == "wmt_translate"
+
+
+def test_builtins_are_listed():
+  assert "transformer" in registry.list_models()
+  assert {"transformer_base", "transformer_big", "transformer_tiny",
+          "transformer_small", "transformer_parsing"} <= set(
+              registry.list_hparams())
+  assert "copy_sequence" in registry.list_problems()
+  text = registry.help_string()
+  assert "HParams sets:" in text and "  transformer_base" in text
+
+
+@pytest.mark.parametrize("lookup, kind", [
+    (registry.hparams, "hparams"), (registry.model, "model"),
+    (registry.problem, "problem")])
+def test_unknown_names_list_close_and_known(lookup, kind):
+  with pytest.raises(registry.RegistryError) as info:
+    lookup("transformer_bse")
+  message = str(info.value)
+  assert f"unknown {kind} name 'transformer_bse'" in message
+  assert f"Known {kind} names:" in message
+  if kind == "hparams":
+    assert "Did you mean: transformer_base" in message
+
+
+def test_hparams_lookup_returns_fresh_copies():
+  a = registry.hparams("transformer_base")
+  a.hidden_size = 8
+  assert registry.hparams("transformer_base").hidden_size == 512
+
+
+def test_duplicate_name_from_elsewhere_is_an_error():
+  with pytest.raises(registry.RegistryError, match="already registered"):
+    @registry.register_hparams
+    def transformer_base():  # pylint: disable=unused-variable
+      return None
+
+
+def test_import_usr_dir(tmp_path):
+  usr = tmp_path / "my_t2t_usr"
+  usr.mkdir()
+  (usr / "__init__.py").write_text(textwrap.dedent("""
+      from t2t_keras import registry
+
+      @registry.register_hparams
+      def my_tiny_set():
+        from t2t_keras.registry import hparams
+        h = hparams("transformer_tiny")
+        h.hidden_size = 32
+        return h
+  """))
+  registry.import_usr_dir(str(usr))
+  assert registry.hparams("my_tiny_set").hidden_size == 32
+  assert "my_tiny_set" in registry.list_hparams()
+
+
+def test_import_usr_dir_needs_a_package(tmp_path):
+  with pytest.raises(ImportError, match="__init__.py"):
+    registry.import_usr_dir(str(tmp_path))
