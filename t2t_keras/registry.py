@@ -20,8 +20,10 @@ import sys
 
 _KINDS = ("model", "hparams", "problem")
 _REGISTRIES = {kind: {} for kind in _KINDS}
-_BUILTIN_PACKAGES = ("hparams", "problems")
-_builtin_loaded = False
+# Where each kind's built-in registrations live, imported on first lookup.
+_BUILTIN_MODULES = {"model": "t2t_keras.models", "hparams": "hparams",
+                    "problem": "problems"}
+_loaded = set()
 
 
 class RegistryError(KeyError):
@@ -73,25 +75,27 @@ def register_problem(obj_or_name):
   return _register("problem", obj_or_name)
 
 
-def load_builtin():
-  """Imports the project's ``hparams`` and ``problems`` packages once."""
-  global _builtin_loaded
-  if _builtin_loaded:
-    return
-  _builtin_loaded = True
-  # The models live in the library itself.
-  importlib.import_module("t2t_keras.models")
-  for package in _BUILTIN_PACKAGES:
-    module = importlib.import_module(package)
-    if not getattr(module, "T2T_KERAS_REGISTRATIONS", False):
+def load_builtin(kinds=_KINDS):
+  """Imports the built-in registrations of ``kinds`` once each.
+
+  Each kind is loaded only when asked for, so that looking up an hparams
+  set needs neither TensorFlow nor the problems' data code.
+  """
+  for kind in kinds:
+    if kind in _loaded:
+      continue
+    _loaded.add(kind)
+    module = importlib.import_module(_BUILTIN_MODULES[kind])
+    if kind != "model" and not getattr(module, "T2T_KERAS_REGISTRATIONS",
+                                       False):
       raise ImportError(
-          f"the module '{package}' found at {getattr(module, '__file__', '?')} "
-          "is not t2t_keras's registration package; another installed package "
-          "has the same name")
+          f"the module '{module.__name__}' found at "
+          f"{getattr(module, '__file__', '?')} is not t2t_keras's "
+          "registration package; another installed package has the same name")
 
 
 def _lookup(kind, name):
-  load_builtin()
+  load_builtin([kind])
   table = _REGISTRIES[kind]
   if name in table:
     return table[name]
@@ -118,17 +122,17 @@ def problem(name):
 
 
 def list_models():
-  load_builtin()
+  load_builtin(['model'])
   return sorted(_REGISTRIES["model"])
 
 
 def list_hparams():
-  load_builtin()
+  load_builtin(['hparams'])
   return sorted(_REGISTRIES["hparams"])
 
 
 def list_problems():
-  load_builtin()
+  load_builtin(['problem'])
   return sorted(_REGISTRIES["problem"])
 
 

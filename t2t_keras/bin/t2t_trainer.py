@@ -20,6 +20,8 @@ flags.DEFINE_integer("local_eval_frequency", None,
 flags.DEFINE_integer("keep_checkpoint_max", 5, "Checkpoints to keep.")
 flags.DEFINE_string("t2t_usr_dir", None,
                     "A directory of your own registrations to import.")
+flags.DEFINE_integer("random_seed", 1234,
+                     "Seed of the initial weights, dropout and data order.")
 flags.DEFINE_bool("registry_help", False, "List what is registered and exit.")
 
 
@@ -35,6 +37,7 @@ def main(argv):
         model_name=FLAGS.model, data_dir=FLAGS.data_dir,
         eval_every=FLAGS.local_eval_frequency,
         keep_checkpoint_max=FLAGS.keep_checkpoint_max,
+        seed=FLAGS.random_seed,
         flags=common.flag_values(FLAGS))
   return 0
 

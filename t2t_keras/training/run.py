@@ -2,6 +2,8 @@
 
 import os
 
+import keras
+
 from t2t_keras import registry
 from t2t_keras.hparams import HParams
 from t2t_keras.training.trainer import Trainer, save_run_config
@@ -29,11 +31,14 @@ def resolve_hparams(hparams_set, overrides="", output_dir=None):
 
 def train(problem_name, hparams_set, output_dir, train_steps=None,
           hparams_overrides="", model_name="transformer", data_dir=None,
-          eval_every=None, keep_checkpoint_max=5, log=print, flags=None):
+          eval_every=None, keep_checkpoint_max=5, seed=1234, log=print,
+          flags=None):
   """Builds, trains (resuming from ``output_dir``) and evaluates on dev.
 
+  ``seed`` fixes the initial weights, dropout and the training data order.
   Returns the dev metrics dict of the last evaluation.
   """
+  keras.utils.set_random_seed(seed)
   problem = registry.problem(problem_name)
   hparams = resolve_hparams(hparams_set, hparams_overrides, output_dir)
   train_steps = train_steps or hparams.train_steps
@@ -47,14 +52,14 @@ def train(problem_name, hparams_set, output_dir, train_steps=None,
     log(f"resumed from {restored} at step {trainer.step}")
   log(f"training {model_name}/{hparams_set} on {problem_name}: "
       f"{model.count_params():,} parameters, {train_steps} steps")
-  train_data = problem.batches("train", data_dir, hparams)
+  train_data = problem.batches("train", data_dir, hparams, seed=seed)
   dev_data = problem.batches("dev", data_dir, hparams)
   eval_every = eval_every or train_steps
   metrics = None
   while trainer.step < train_steps:
     target = min(train_steps, (trainer.step // eval_every + 1) * eval_every)
     trainer.fit(train_data, target, log_every=max(1, min(100, eval_every)),
-                log=log)
+                log=log, total_steps=train_steps)
     metrics = trainer.evaluate(dev_data)
     log(f"step {trainer.step}: dev loss {metrics['loss']:.4f}  "
         f"perplexity {metrics['perplexity']:.3f}  "

@@ -97,9 +97,11 @@ class Trainer:
             "accuracy": correct / max(tokens, 1.0)}
 
   def fit(self, dataset, train_steps, log_every=100, save_every=None,
-          log=print):
+          log=print, total_steps=None):
     """Trains until ``train_steps`` updates have been applied in total
-    (counting those restored from a checkpoint)."""
+    (counting those restored from a checkpoint); progress lines show
+    ``total_steps`` (default ``train_steps``) as the goal."""
+    total_steps = total_steps or train_steps
     iterator = iter(dataset)
     start = time.time()
     tokens_since = 0.0
@@ -113,7 +115,7 @@ class Trainer:
       step = self.step
       if step % log_every == 0 or step == train_steps:
         elapsed = time.time() - start
-        log(f"step {step}/{train_steps}  loss {loss:.4f}  "
+        log(f"step {step}/{total_steps}  loss {loss:.4f}  "
             f"{tokens_since / max(elapsed, 1e-9):.0f} tokens/s")
         start, tokens_since = time.time(), 0.0
       if save_every and step % save_every == 0:

@@ -1,0 +1,60 @@
+"""t2t-trainer as a user runs it: flags, errors, resume."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def trainer(*args):
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+  return subprocess.run(
+      [sys.executable, "-m", "t2t_keras.bin.t2t_trainer", *args],
+      capture_output=True, text=True, cwd=REPO, env=env, timeout=600,
+      check=False)
+
+
+def test_train_then_resume(tmp_path):
+  out = str(tmp_path / "run")
+  args = ["--problem=copy_sequence", "--hparams_set=transformer_tiny",
+          "--hparams=hidden_size=32,filter_size=64,batch_size=320,"
+          "max_length=16", f"--output_dir={out}"]
+  first = trainer(*args, "--train_steps=6", "--local_eval_frequency=3")
+  assert first.returncode == 0, first.stderr
+  assert "step 3: dev loss" in first.stdout
+  assert "step 6: dev loss" in first.stdout
+  saved = json.load(open(os.path.join(out, "hparams.json"), encoding="utf-8"))
+  assert saved["hidden_size"] == 32 and saved["layer_prepostprocess_dropout"] == 0.1
+  assert os.path.exists(os.path.join(out, "flags.txt"))
+  second = trainer(*args, "--train_steps=8")
+  assert second.returncode == 0, second.stderr
+  assert "resumed from" in second.stdout and "at step 6" in second.stdout
+  assert "step 8: dev loss" in second.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--problem=copy_sequense", "--hparams_set=transformer_tiny"],
+     "unknown problem name 'copy_sequense'. Did you mean: copy_sequence?"),
+    (["--problem=copy_sequence", "--hparams_set=transformer_tin"],
+     "Did you mean: transformer_tiny"),
+    (["--problem=copy_sequence", "--hparams_set=transformer_tiny",
+      "--hparams=hidden_size=1,pos"], "malformed part 'pos'"),
+    (["--problem=copy_sequence", "--hparams_set=transformer_tiny",
+      "--hparams=hiden_size=1"], "unknown hparam 'hiden_size'"),
+])
+def test_bad_input_is_one_clear_line(tmp_path, args, message):
+  result = trainer(*args, f"--output_dir={tmp_path}")
+  assert result.returncode == 2
+  assert message in result.stderr
+  assert "Traceback" not in result.stderr
+
+
+def test_registry_help():
+  result = trainer("--registry_help")
+  assert result.returncode == 0
+  assert "transformer_table3_e_pos_emb" in result.stdout
+  assert "copy_sequence" in result.stdout

@@ -1,0 +1,71 @@
+"""The schedule, the loss, and a tiny model learning the copy task."""
+
+import math
+
+import numpy as np
+import pytest
+from keras import ops
+
+import t2t_keras
+from t2t_keras import registry
+from t2t_keras.training.loss import smoothed_cross_entropy
+from t2t_keras.training.schedule import PaperSchedule, paper_learning_rate
+from t2t_keras.training.trainer import Trainer
+
+
+@pytest.mark.parametrize("step", [1, 4000, 100000])
+def test_learning_rate_is_equation_3(step):
+  expected = 512 ** -0.5 * min(step ** -0.5, step * 4000 ** -1.5)
+  assert float(paper_learning_rate(step, 512, 4000)) == pytest.approx(
+      expected, rel=1e-6)
+  # Keras counts iterations from 0: update `step` sees iterations = step - 1.
+  assert float(PaperSchedule(512, 4000)(step - 1)) == pytest.approx(
+      expected, rel=1e-6)
+
+
+def test_smoothed_loss_by_hand():
+  logits = np.array([[[2.0, 0.5, -1.0], [0.1, 0.2, 0.3]]], "float32")
+  targets = np.array([[1, 0]])  # the second position is padding
+  loss, tokens = smoothed_cross_entropy(logits, targets, 0.1)
+  log_p = logits[0, 0] - np.log(np.exp(logits[0, 0]).sum())
+  expected = -(0.9 * log_p[1] + 0.1 * log_p.mean())
+  assert float(tokens) == 1.0
+  assert float(loss) == pytest.approx(expected, rel=1e-5)
+  plain, _ = smoothed_cross_entropy(logits, targets, 0.0)
+  assert float(plain) == pytest.approx(-log_p[1], rel=1e-5)
+
+
+COPY_HPARAMS = ("hidden_size=64,filter_size=256,batch_size=640,max_length=16,"
+                "learning_rate=0.5,learning_rate_warmup_steps=100")
+
+
+def test_tiny_model_learns_copy_task():
+  hp = registry.hparams("transformer_tiny").parse(COPY_HPARAMS)
+  problem = registry.problem("copy_sequence")
+  model = t2t_keras.build_model(hparams=hp, vocab_size=problem.vocab_size)
+  trainer = Trainer(model, hp)
+  dev = problem.batches("dev", None, hp)
+  before = trainer.evaluate(dev)
+  trainer.fit(problem.batches("train", None, hp), 400, log_every=100)
+  after = trainer.evaluate(dev)
+  print(f"dev loss {before['loss']:.3f} -> {after['loss']:.3f}, accuracy "
+        f"{after['accuracy']:.3f}")
+  # Uniform guessing over 12 ids costs ln(12) = 2.48 nats per token.
+  assert before["loss"] > 1.5
+  assert after["loss"] < 0.25
+  assert after["accuracy"] > 0.93
+  assert math.isfinite(after["perplexity"])
+
+
+def test_train_step_does_not_retrace_across_shapes():
+  hp = registry.hparams("transformer_tiny").parse(
+      "hidden_size=32,filter_size=64")
+  model = t2t_keras.build_model(hparams=hp, vocab_size=10)
+  trainer = Trainer(model, hp)
+  for batch, length in [(2, 3), (4, 7), (1, 11)]:
+    feats = {"inputs": np.full((batch, length), 3, "int64"),
+             "targets": np.full((batch, length + 1), 4, "int64")}
+    trainer.train_step(feats)
+  assert trainer._train_step.experimental_get_tracing_count() == 1  # pylint: disable=protected-access
+  assert trainer.step == 3
+  assert ops.convert_to_numpy(trainer.optimizer.iterations) == 3
