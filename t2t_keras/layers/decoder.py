@@ -4,17 +4,15 @@ incremental decoding path used by beam search."""
 import keras
 
 from t2t_keras.layers import masks
-from t2t_keras.layers.encoder import Stack
-from t2t_keras.layers.feed_forward import PositionwiseFeedForward
-from t2t_keras.layers.multi_head_attention import MultiHeadAttention
-from t2t_keras.layers.residual import ResidualBlock
+from t2t_keras.layers.block import TransformerBlock
+from t2t_keras.layers.stack import Stack
 
 
 @keras.saving.register_keras_serializable(package="t2t_keras")
-class DecoderLayer(ResidualBlock):
+class DecoderLayer(TransformerBlock):
   """Masked self-attention, encoder-decoder attention, feed-forward.
 
-  Args: as ``EncoderLayer``.
+  Args: as ``TransformerBlock`` (h, d_k, d_v, d_ff, dropouts, norm_position).
 
   Call args:
     x: [batch, length, d_model].
@@ -28,25 +26,10 @@ class DecoderLayer(ResidualBlock):
     [batch, length, d_model]; with ``cache``, also the updated cache.
   """
 
-  def __init__(self, num_heads, key_size, value_size, filter_size,
-               dropout=0.1, attention_dropout=0.0, relu_dropout=0.0,
-               norm_position="post", **kwargs):
-    super().__init__(3, dropout, norm_position, **kwargs)
-    self.num_heads, self.key_size, self.value_size = (num_heads, key_size,
-                                                      value_size)
-    self.filter_size = filter_size
-    self.attention_dropout = attention_dropout
-    self.relu_dropout = relu_dropout
-    attention = dict(num_heads=num_heads, key_size=key_size,
-                     value_size=value_size, dropout=attention_dropout,
-                     dtype=self.dtype_policy)
-    self.self_attention = MultiHeadAttention(name="self_attention",
-                                             **attention)
-    self.cross_attention = MultiHeadAttention(name="encdec_attention",
-                                              **attention)
-    self.feed_forward = PositionwiseFeedForward(
-        filter_size, relu_dropout=relu_dropout, dtype=self.dtype_policy,
-        name="feed_forward")
+  def __init__(self, num_heads, key_size, value_size, filter_size, **kwargs):
+    super().__init__(3, num_heads, key_size, value_size, filter_size,
+                     **kwargs)
+    self.cross_attention = self.attention("encdec_attention")
 
   def call(self, x, memory=None, self_bias=None, memory_bias=None,
            cache=None, step=None, training=None):
@@ -70,16 +53,6 @@ class DecoderLayer(ResidualBlock):
     if cache is None:
       return x
     return x, {"self": self_cache, "cross": cache["cross"]}
-
-  def get_config(self):
-    config = super().get_config()
-    config.update(num_heads=self.num_heads, key_size=self.key_size,
-                  value_size=self.value_size, filter_size=self.filter_size,
-                  dropout=self.dropout,
-                  attention_dropout=self.attention_dropout,
-                  relu_dropout=self.relu_dropout,
-                  norm_position=self.norm_position)
-    return config
 
 
 @keras.saving.register_keras_serializable(package="t2t_keras")

@@ -1,0 +1,59 @@
+"""What the encoder and decoder stacks share (sections 3.1, 3.5, 5.4)."""
+
+import keras
+
+from t2t_keras.layers.positional_encoding import positional_layer
+from t2t_keras.layers.residual import LAYER_NORM_EPSILON
+
+
+class Stack(keras.layers.Layer):
+  """Shared part of the encoder and decoder stacks: positions, dropout on
+  embeddings + positions, N layers, and the final LayerNorm of pre-norm.
+
+  Args:
+    layer_class: EncoderLayer or DecoderLayer.
+    num_layers: N.
+    pos: "timing" (sinusoids) or "emb" (learned positions).
+    max_length: positions with a learned embedding (pos="emb" only).
+    dropout: P_drop.
+    **layer_kwargs: the layers' other arguments.
+  """
+
+  def __init__(self, layer_class, num_layers, pos="timing", max_length=1024,
+               dropout=0.1, norm_position="post", layer_kwargs=None,
+               **kwargs):
+    super().__init__(**kwargs)
+    self.num_layers = int(num_layers)
+    self.pos = pos
+    self.max_length = int(max_length)
+    self.dropout = float(dropout)
+    self.norm_position = norm_position
+    self.layer_kwargs = dict(layer_kwargs or {})
+    self.positions = positional_layer(pos, max_length, name="positions",
+                                      dtype=self.dtype_policy)
+    self.input_dropout = keras.layers.Dropout(self.dropout)
+    self.layers = [
+        layer_class(dropout=dropout, norm_position=norm_position,
+                    dtype=self.dtype_policy, name=f"layer_{i}",
+                    **self.layer_kwargs)
+        for i in range(self.num_layers)]
+    self.final_norm = (
+        keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON,
+                                        dtype=self.dtype_policy,
+                                        name="final_layer_norm")
+        if norm_position == "pre" else None)
+
+  def embed_positions(self, x, offset=0, training=None):
+    """Dropout(embeddings + positions) for x [batch, length, d_model]."""
+    return self.input_dropout(self.positions(x, offset=offset),
+                              training=training)
+
+  def finish(self, x):
+    return self.final_norm(x) if self.final_norm is not None else x
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(num_layers=self.num_layers, pos=self.pos,
+                  max_length=self.max_length, dropout=self.dropout,
+                  norm_position=self.norm_position, **self.layer_kwargs)
+    return config
