@@ -2,4 +2,7 @@
 
 T2T_KERAS_REGISTRATIONS = True
 
-from problems import copy_task  # pylint: disable=g-import-not-at-top
+# pylint: disable=g-import-not-at-top
+from problems import copy_task
+from problems import synthetic
+from problems import translate

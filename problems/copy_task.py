@@ -24,7 +24,7 @@ class CopySequence(Problem):
   def vocab_sizes(self, data_dir=None):
     return self.vocab_size, self.vocab_size
 
-  def examples(self, split, data_dir=None, seed=None):
+  def examples(self, split, data_dir=None, seed=None, input_context=None):
     split_seed = {"train": 0, "dev": 1, "test": 2}[split]
     base_seed = (seed or 0) * 3 + split_seed
 
@@ -39,4 +39,7 @@ class CopySequence(Problem):
 
     indices = (tf.data.Dataset.counter() if split == "train" else
                tf.data.Dataset.range(self.dev_size))
+    if input_context is not None:
+      indices = indices.shard(input_context.num_input_pipelines,
+                              input_context.input_pipeline_id)
     return indices.map(make)

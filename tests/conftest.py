@@ -18,7 +18,7 @@ def _seed():
   yield
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def shared_data():
   """The path of ../shared/data; skips the test when it is absent."""
   if not os.path.isdir(SHARED_DATA):

@@ -5,7 +5,7 @@ int64 tensors ``{"inputs": [source_length], "targets": [target_length]}``,
 each ending in EOS (id 1); id 0 is padding.
 """
 
-import tensorflow as tf
+from t2t_keras.data import pipeline
 
 SPLITS = ("train", "dev", "test")
 
@@ -21,27 +21,21 @@ class Problem:
     """(input_vocab_size, target_vocab_size)."""
     raise NotImplementedError
 
-  def examples(self, split, data_dir, seed=None):
-    """An unbatched tf.data.Dataset of example dicts for ``split``."""
+  def examples(self, split, data_dir, seed=None, input_context=None):
+    """An unbatched tf.data.Dataset of example dicts for ``split``;
+    ``input_context`` (tf.distribute.InputContext) shards it per worker."""
     raise NotImplementedError
 
-  def batches(self, split, data_dir, hparams, seed=None, repeat=None):
-    """Padded batches of about ``hparams.batch_size`` tokens.
+  def batches(self, split, data_dir, hparams, seed=None, input_context=None):
+    """Batches of about ``hparams.batch_size`` tokens, grouped by length.
 
-    Examples longer than ``hparams.max_length`` are dropped from training
-    (as in tensor2tensor); the number of sentences in a batch is
-    ``batch_size // max_length`` of the batch's longest side.
+    Training batches are shuffled (seeded), repeat forever and drop examples
+    longer than ``hparams.max_length``; dev and test batches are one pass.
     """
     if split not in SPLITS:
       raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-    dataset = self.examples(split, data_dir, seed=seed)
-    max_length = hparams.max_length
-    if split == "train" and max_length:
-      dataset = dataset.filter(lambda ex: tf.logical_and(
-          tf.size(ex["inputs"]) <= max_length,
-          tf.size(ex["targets"]) <= max_length))
-    if repeat if repeat is not None else split == "train":
-      dataset = dataset.repeat()
-    sentences = max(1, hparams.batch_size // max(1, max_length))
-    padded = {"inputs": [None], "targets": [None]}
-    return dataset.padded_batch(sentences, padded_shapes=padded).prefetch(2)
+    examples = self.examples(split, data_dir, seed=seed,
+                             input_context=input_context)
+    return pipeline.batch_by_tokens(
+        examples, hparams.batch_size, hparams.max_length,
+        training=split == "train", seed=seed)

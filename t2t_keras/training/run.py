@@ -5,6 +5,7 @@ import os
 import keras
 
 from t2t_keras import registry
+from t2t_keras.logs import log_line
 from t2t_keras.hparams import HParams
 from t2t_keras.training.trainer import Trainer, save_run_config
 
@@ -31,7 +32,7 @@ def resolve_hparams(hparams_set, overrides="", output_dir=None):
 
 def train(problem_name, hparams_set, output_dir, train_steps=None,
           hparams_overrides="", model_name="transformer", data_dir=None,
-          eval_every=None, keep_checkpoint_max=5, seed=1234, log=print,
+          eval_every=None, keep_checkpoint_max=5, seed=1234, log=log_line,
           flags=None):
   """Builds, trains (resuming from ``output_dir``) and evaluates on dev.
 

@@ -1,0 +1,34 @@
+"""What t2t-datagen runs: a registered problem's vocabulary and TFRecords."""
+
+import os
+import tempfile
+
+from t2t_keras import registry
+from t2t_keras.logs import log_line
+from t2t_keras.data.sources import parse_prefixes
+from t2t_keras.data.text_problem import DEFAULT_BYTE_BUDGET
+
+
+def generate(problem_name, data_dir, tmp_dir=None, raw_dir=None,
+             raw_prefixes="", byte_budget=DEFAULT_BYTE_BUDGET, log=log_line,
+             **options):
+  """Generates ``problem_name``'s data into ``data_dir``.
+
+  Args:
+    raw_dir: local files instead of a download (see ``data.sources``).
+    raw_prefixes: "train=PATH,dev=PATH,test=PATH" file prefixes in raw_dir.
+    byte_budget: bytes of each language's training text for the vocabulary.
+    **options: problem options (source_lang, target_lang, vocab_size,
+      vocab_model_type); None values keep the problem's defaults.
+  """
+  problem = registry.problem(problem_name)
+  if not hasattr(problem, "generate_data"):
+    log(f"{problem_name} generates its examples on the fly; nothing to do")
+    return problem
+  if hasattr(problem, "configure"):
+    problem.configure(**options)
+  tmp_dir = tmp_dir or os.path.join(tempfile.gettempdir(), "t2t_datagen")
+  problem.generate_data(data_dir, tmp_dir=tmp_dir, raw_dir=raw_dir,
+                        raw_prefixes=parse_prefixes(raw_prefixes),
+                        byte_budget=byte_budget, log=log)
+  return problem

@@ -1,0 +1,110 @@
+"""The tf.data input pipeline: TFRecord shards -> examples -> batches of
+about ``batch_size`` tokens grouped by length (section 5.1: "sentence pairs
+were batched together by approximate sequence length").
+
+``batch_size`` counts tokens per replica, padding included, as in
+tensor2tensor: an example's length is the longer of its input and target,
+examples fall into length buckets whose bounds grow by 10%, and a bucket
+with upper bound b batches ``batch_size // b`` examples.
+"""
+
+import tensorflow as tf
+
+FEATURES = ("inputs", "targets")
+_PARSE_SPEC = {k: tf.io.VarLenFeature(tf.int64) for k in FEATURES}
+
+
+def bucket_boundaries(max_length, min_length=8, growth=1.1):
+  """Upper bounds of the length buckets: 8, 9, 10, ... growing by ~10%,
+  up to and including ``max_length``."""
+  bounds, x = [], min_length
+  while x < max_length:
+    bounds.append(x)
+    x = max(x + 1, int(x * growth))
+  return bounds + [max_length]
+
+
+def encode_example(inputs, targets):
+  """Serialized tf.train.Example of two int lists (t2t's record format)."""
+  feature = {k: tf.train.Feature(int64_list=tf.train.Int64List(value=v))
+             for k, v in (("inputs", inputs), ("targets", targets))}
+  return tf.train.Example(features=tf.train.Features(
+      feature=feature)).SerializeToString()
+
+
+def parse_example(record):
+  parsed = tf.io.parse_single_example(record, _PARSE_SPEC)
+  return {k: tf.sparse.to_dense(parsed[k]) for k in FEATURES}
+
+
+def read_records(files, shuffle_files=False, seed=None, input_context=None):
+  """Examples from TFRecord shards, optionally split across input pipelines
+  (one per worker under a tf.distribute strategy)."""
+  files = sorted(files)
+  if not files:
+    raise FileNotFoundError("no data shards found; run t2t-datagen first")
+  dataset = tf.data.Dataset.from_tensor_slices(files)
+  if input_context and input_context.num_input_pipelines > 1:
+    if len(files) >= input_context.num_input_pipelines:
+      dataset = dataset.shard(input_context.num_input_pipelines,
+                              input_context.input_pipeline_id)
+      input_context = None  # sharded by file; no need to shard examples
+  if shuffle_files:
+    dataset = dataset.shuffle(len(files), seed=seed)
+  dataset = dataset.interleave(tf.data.TFRecordDataset, cycle_length=4,
+                               num_parallel_calls=tf.data.AUTOTUNE,
+                               deterministic=True)
+  if input_context and input_context.num_input_pipelines > 1:
+    dataset = dataset.shard(input_context.num_input_pipelines,
+                            input_context.input_pipeline_id)
+  return dataset.map(parse_example, num_parallel_calls=tf.data.AUTOTUNE,
+                     deterministic=True)
+
+
+def example_length(example):
+  return tf.maximum(tf.size(example["inputs"]), tf.size(example["targets"]))
+
+
+def batch_by_tokens(examples, batch_size, max_length, training, seed=None,
+                    shuffle_buffer=10000, stats=None):
+  """Groups examples into length buckets and batches of about
+  ``batch_size`` tokens.
+
+  Args:
+    examples: a dataset of {"inputs", "targets"} 1-D int64 tensors.
+    batch_size: tokens per batch (per replica), padding included.
+    max_length: the longest example kept when ``training``; also the last
+      bucket bound. Longer examples form batches of one when not training.
+    training: shuffle (seeded), drop over-long examples, repeat forever.
+  Returns:
+    a dataset of {"inputs": [batch, length], "targets": [batch, length]}.
+  """
+  if training:
+    examples = examples.filter(
+        lambda ex: example_length(ex) <= max_length)
+    examples = examples.shuffle(shuffle_buffer, seed=seed,
+                                reshuffle_each_iteration=True).repeat()
+  bounds = bucket_boundaries(max_length)
+  # One bucket per bound, plus one for what is longer (eval only).
+  sizes = [max(1, batch_size // b) for b in bounds] + [1]
+  dataset = examples.bucket_by_sequence_length(
+      example_length, bucket_boundaries=[b + 1 for b in bounds],
+      bucket_batch_sizes=sizes,
+      padded_shapes={k: [None] for k in FEATURES})
+  del stats
+  options = tf.data.Options()
+  options.deterministic = True
+  return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)
+
+
+def padding_fraction(batches, limit=None):
+  """Pad tokens / all tokens (inputs and targets) over ``batches``."""
+  pad = total = 0
+  for i, batch in enumerate(batches):
+    if limit is not None and i >= limit:
+      break
+    for k in FEATURES:
+      values = batch[k].numpy()
+      pad += int((values == 0).sum())
+      total += values.size
+  return pad / max(total, 1)

@@ -1,0 +1,201 @@
+"""Text-to-text problems: raw sentence pairs -> a shared subword vocabulary
+-> sharded TFRecords -> length-bucketed batches.
+
+Data layout in ``data_dir`` (what t2t-datagen writes):
+  vocab.<data_name>.<vocab_size>.model          the SentencePiece model
+  <data_name>-<split>-<i>-of-<n>                 TFRecord shards of examples
+Shards are written under a temporary name and renamed when the split is
+complete, so an interrupted run leaves nothing that looks finished, and a
+re-run skips the splits (and the vocabulary) that are done.
+"""
+
+import glob
+import os
+import time
+
+import tensorflow as tf
+
+from t2t_keras.data import pipeline
+from t2t_keras.data.corpus import CorpusError, SkipCounter
+from t2t_keras.data.problem import Problem
+from t2t_keras.data.sources import LocalFiles, REQUIRED_SPLITS
+from t2t_keras.data.vocab import EOS_ID, SubwordVocab
+
+DEFAULT_BYTE_BUDGET = 1_000_000
+SHARDS = {"train": 10, "dev": 1, "test": 1}
+
+
+class Text2TextProblem(Problem):
+  """Base of translation-like problems with one shared vocabulary.
+
+  Subclasses set ``source_lang``, ``target_lang``, ``vocab_size`` and may
+  override ``default_source`` (where data comes from without local files).
+  ``reverse = True`` swaps inputs and targets of the same data (``_rev``).
+  """
+
+  source_lang = "src"
+  target_lang = "tgt"
+  vocab_size = 8000
+  vocab_model_type = "bpe"
+  reverse = False
+
+  # What t2t-datagen's flags may set (e.g. a smaller vocabulary for tests).
+  OPTIONS = ("source_lang", "target_lang", "vocab_size", "vocab_model_type")
+
+  def configure(self, **options):
+    """Sets OPTIONS on this instance; None values are ignored."""
+    for key, value in options.items():
+      if key not in self.OPTIONS:
+        raise ValueError(f"problem {self.name} has no option {key!r}; "
+                         f"options: {', '.join(self.OPTIONS)}")
+      if value is not None:
+        setattr(self, key, value)
+    return self
+
+  @property
+  def data_name(self):
+    """Name of the data files; ``_rev`` problems share their base's."""
+    name = self.name
+    return name[:-len("_rev")] if self.reverse and name.endswith("_rev") \
+        else name
+
+  # -- where raw data comes from ----------------------------------------------
+  def default_source(self, tmp_dir):
+    """Raw pairs when no local files are given; None if there is none."""
+    del tmp_dir
+    return None
+
+  def source(self, tmp_dir=None, raw_dir=None, raw_prefixes=None):
+    if raw_dir:
+      return LocalFiles(raw_dir, self.source_lang, self.target_lang,
+                        raw_prefixes)
+    source = self.default_source(tmp_dir)
+    if source is None:
+      raise CorpusError(
+          f"problem {self.name} has no data to download; give local files "
+          f"with --raw_data_dir (holding train.{self.source_lang}, "
+          f"train.{self.target_lang}, dev.*, test.*)")
+    return source
+
+  # -- files in data_dir --------------------------------------------------------
+  def vocab_path(self, data_dir):
+    """Where datagen writes the vocabulary of ``vocab_size`` pieces."""
+    return os.path.join(data_dir,
+                        f"vocab.{self.data_name}.{self.vocab_size}.model")
+
+  def vocab(self, data_dir):
+    """The vocabulary datagen wrote in ``data_dir`` (whatever its size)."""
+    if not data_dir:
+      raise ValueError(f"problem {self.name} needs --data_dir")
+    found = sorted(glob.glob(os.path.join(
+        data_dir, f"vocab.{self.data_name}.*.model")))
+    if len(found) > 1:
+      raise ValueError(f"several vocabularies for {self.data_name} in "
+                       f"{data_dir}: {', '.join(found)}; keep one")
+    return SubwordVocab.load(found[0] if found else self.vocab_path(data_dir))
+
+  def vocab_sizes(self, data_dir):
+    size = self.vocab(data_dir).size
+    return size, size
+
+  def shard_paths(self, data_dir, split):
+    n = SHARDS[split]
+    return [os.path.join(data_dir, f"{self.data_name}-{split}-{i:05d}-of-"
+                         f"{n:05d}") for i in range(n)]
+
+  def split_done(self, data_dir, split):
+    return all(os.path.exists(p) for p in self.shard_paths(data_dir, split))
+
+  # -- generation -----------------------------------------------------------------
+  def build_vocab(self, source, data_dir, byte_budget=DEFAULT_BYTE_BUDGET,
+                  log=print):
+    path = self.vocab_path(data_dir)
+    if os.path.exists(path):
+      log(f"vocabulary {path} exists; keeping it")
+      return SubwordVocab.load(path)
+    texts = []
+    for lang in (self.source_lang, self.target_lang):
+      texts.extend(source.sample(lang, byte_budget))
+    log(f"building a {self.vocab_size}-piece {self.vocab_model_type} "
+        f"vocabulary from {len(texts):,} sampled lines "
+        f"(byte budget {byte_budget:,} per language)")
+    vocab = SubwordVocab.build(texts, self.vocab_size, self.vocab_model_type)
+    vocab.save(path)
+    note = "" if vocab.size == self.vocab_size else (
+        f"; the text was too small for {self.vocab_size}")
+    log(f"wrote {path} ({vocab.size} pieces{note})")
+    return vocab
+
+  def encode_pair(self, vocab, source, target):
+    return vocab.encode(source) + [EOS_ID], vocab.encode(target) + [EOS_ID]
+
+  def write_split(self, source, vocab, data_dir, split, log=print,
+                  log_every=50_000):
+    """Encodes one split into its shards. Returns the SkipCounter."""
+    skipped = SkipCounter()
+    final = self.shard_paths(data_dir, split)
+    partial = [p + ".partial" for p in final]
+    writers = [tf.io.TFRecordWriter(p) for p in partial]
+    start, count = time.time(), 0
+    try:
+      for source_text, target_text in source.pairs(split, skipped):
+        inputs, targets = self.encode_pair(vocab, source_text, target_text)
+        writers[count % len(writers)].write(
+            pipeline.encode_example(inputs, targets))
+        count += 1
+        if count % log_every == 0:
+          log(f"  {split}: {count:,} pairs encoded "
+              f"({count / (time.time() - start):,.0f}/s)")
+    finally:
+      for w in writers:
+        w.close()
+    if count == 0:
+      for p in partial:
+        os.remove(p)
+      raise CorpusError(f"the {split} split of {source.describe()} has no "
+                        f"usable sentence pairs ({skipped.summary()})")
+    for p, f in zip(partial, final):
+      os.replace(p, f)
+    log(f"{split}: {count:,} pairs in {len(final)} shard(s); "
+        f"{skipped.summary()}")
+    return skipped
+
+  def generate_data(self, data_dir, tmp_dir=None, raw_dir=None,
+                    raw_prefixes=None, byte_budget=DEFAULT_BYTE_BUDGET,
+                    log=print):
+    """Vocabulary and TFRecords for every split; skips what is done."""
+    os.makedirs(data_dir, exist_ok=True)
+    splits = ("train", "dev", "test")
+    if all(self.split_done(data_dir, s) for s in splits) and os.path.exists(
+        self.vocab_path(data_dir)):
+      log(f"{self.data_name}: all data in {data_dir} is already generated")
+      return
+    source = self.source(tmp_dir, raw_dir, raw_prefixes)
+    source.check(splits)
+    log(f"{self.data_name}: reading {source.describe()}")
+    vocab = self.build_vocab(source, data_dir, byte_budget, log)
+    for split in splits:
+      if self.split_done(data_dir, split):
+        log(f"{split}: already generated; skipping")
+      elif split not in REQUIRED_SPLITS and not source.has_split(split):
+        log(f"{split}: no {split} data in {source.describe()}; skipping")
+      else:
+        self.write_split(source, vocab, data_dir, split, log)
+
+  # -- reading ----------------------------------------------------------------------
+  def examples(self, split, data_dir, seed=None, input_context=None):
+    if not data_dir:
+      raise ValueError(f"problem {self.name} needs --data_dir")
+    files = sorted(glob.glob(os.path.join(
+        data_dir, f"{self.data_name}-{split}-*-of-*")))
+    files = [f for f in files if not f.endswith(".partial")]
+    if not files:
+      raise FileNotFoundError(
+          f"no {split} data for {self.data_name} in {data_dir}; run "
+          f"t2t-datagen --problem={self.name} --data_dir={data_dir}")
+    dataset = pipeline.read_records(files, shuffle_files=split == "train",
+                                    seed=seed, input_context=input_context)
+    if self.reverse:
+      dataset = dataset.map(lambda ex: {"inputs": ex["targets"],
+                                        "targets": ex["inputs"]})
+    return dataset

@@ -1,0 +1,121 @@
+"""Subword vocabularies: SentencePiece models built from training text,
+usable in Python and, through tensorflow-text, as ops inside a TF graph.
+
+The settings make encoding lossless: no normalization (``identity``),
+whitespace kept as it is, and unseen characters spelled as UTF-8 bytes
+(``byte_fallback``), so ``decode(encode(s)) == s`` for every string s,
+accents and characters never seen in training included.
+
+Ids: 0 padding, 1 EOS, 2 unknown (never produced, thanks to byte fallback).
+"""
+
+import io
+import os
+
+PAD_ID = 0
+EOS_ID = 1
+UNK_ID = 2
+MODEL_TYPES = ("bpe", "unigram")
+# SentencePiece skips training sentences longer than this many bytes.
+_MAX_SENTENCE_BYTES = 1 << 14
+
+
+class SubwordVocab:
+  """A SentencePiece model.
+
+  Args:
+    model_proto: the serialized model (bytes), as saved by ``save``.
+  """
+
+  def __init__(self, model_proto):
+    import sentencepiece  # pylint: disable=g-import-not-at-top
+    self.model_proto = bytes(model_proto)
+    self._sp = sentencepiece.SentencePieceProcessor(
+        model_proto=self.model_proto)
+    if (self._sp.pad_id(), self._sp.eos_id()) != (PAD_ID, EOS_ID):
+      raise ValueError("not a t2t_keras vocabulary: padding and EOS must be "
+                       f"ids {PAD_ID} and {EOS_ID}")
+    self._tf_tokenizer = None
+
+  # -- building and files ---------------------------------------------------
+  @classmethod
+  def build(cls, texts, vocab_size, model_type="bpe"):
+    """Trains a model of ``vocab_size`` pieces on an iterable of strings.
+
+    When the texts are too small for that many pieces, the model is smaller
+    (a soft limit) rather than an error. The same texts give the same model,
+    byte for byte.
+    """
+    import sentencepiece  # pylint: disable=g-import-not-at-top
+    if model_type not in MODEL_TYPES:
+      raise ValueError(f"model_type must be one of {MODEL_TYPES}, got "
+                       f"{model_type!r}")
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(texts), model_writer=model,
+        vocab_size=int(vocab_size), model_type=model_type,
+        normalization_rule_name="identity", remove_extra_whitespaces=False,
+        byte_fallback=True, character_coverage=1.0,
+        pad_id=PAD_ID, eos_id=EOS_ID, unk_id=UNK_ID, bos_id=-1,
+        max_sentence_length=_MAX_SENTENCE_BYTES, num_threads=2,
+        hard_vocab_limit=False,
+        minloglevel=2)
+    return cls(model.getvalue())
+
+  @classmethod
+  def load(cls, path):
+    if not os.path.isfile(path):
+      raise FileNotFoundError(f"vocabulary file {path} does not exist; run "
+                              "t2t-datagen for this problem first")
+    with open(path, "rb") as f:
+      return cls(f.read())
+
+  def save(self, path):
+    """Writes the model atomically (a reader never sees half a file)."""
+    partial = path + ".partial"
+    with open(partial, "wb") as f:
+      f.write(self.model_proto)
+    os.replace(partial, path)
+
+  # -- Python ---------------------------------------------------------------
+  @property
+  def size(self):
+    return self._sp.get_piece_size()
+
+  def encode(self, text):
+    """str -> list of ids, without EOS."""
+    return self._sp.encode(text)
+
+  def decode(self, ids):
+    """Ids -> str; stops at the first EOS and ignores padding."""
+    ids = list(ids)
+    if EOS_ID in ids:
+      ids = ids[:ids.index(EOS_ID)]
+    return self._sp.decode([i for i in ids if i != PAD_ID])
+
+  # -- TensorFlow graph -----------------------------------------------------
+  @property
+  def tf_tokenizer(self):
+    """A tensorflow_text.SentencepieceTokenizer for this model."""
+    if self._tf_tokenizer is None:
+      import tensorflow as tf  # pylint: disable=g-import-not-at-top
+      import tensorflow_text  # pylint: disable=g-import-not-at-top
+      self._tf_tokenizer = tensorflow_text.SentencepieceTokenizer(
+          model=self.model_proto, out_type=tf.int32)
+    return self._tf_tokenizer
+
+  def tf_encode(self, strings):
+    """tf.string [batch] -> int32 RaggedTensor [batch, None], without EOS."""
+    return self.tf_tokenizer.tokenize(strings)
+
+  def tf_decode(self, ids):
+    """int [batch, length] (dense, 0-padded, EOS-terminated, or ragged) ->
+    tf.string [batch]."""
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    if not isinstance(ids, tf.RaggedTensor):
+      ids = tf.convert_to_tensor(ids)
+      is_eos = tf.cast(tf.equal(ids, EOS_ID), tf.int32)
+      before_eos = tf.equal(tf.cumsum(is_eos, axis=1), 0)
+      keep = tf.logical_and(before_eos, tf.not_equal(ids, PAD_ID))
+      ids = tf.ragged.boolean_mask(ids, keep)
+    return self.tf_tokenizer.detokenize(tf.cast(ids, tf.int32))
