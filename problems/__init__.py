@@ -4,5 +4,6 @@ T2T_KERAS_REGISTRATIONS = True
 
 # pylint: disable=g-import-not-at-top
 from problems import copy_task
+from problems import parsing
 from problems import synthetic
 from problems import translate

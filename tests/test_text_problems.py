@@ -68,6 +68,13 @@ def test_rerun_skips_and_rev_swaps(ende):
   assert reverse == [(t, s) for s, t in forward]
 
 
+def test_other_vocab_size_in_same_data_dir_is_refused(ende):
+  data_dir, _ = ende
+  with pytest.raises(CorpusError, match="already holds vocab.translate_ende"
+                     ".8000.model"):
+    generate("translate_ende", data_dir, vocab_size=4000, log=lambda _: None)
+
+
 def test_token_batches(ende):
   data_dir, _ = ende
   problem = registry.problem("translate_ende")

@@ -84,3 +84,9 @@ def test_decode_stops_at_eos_and_skips_padding(multi30k_vocab):
 def test_missing_vocabulary_names_the_fix(tmp_path):
   with pytest.raises(FileNotFoundError, match="run t2t-datagen"):
     SubwordVocab.load(str(tmp_path / "nope.model"))
+
+
+def test_too_small_a_vocabulary_is_a_clear_error():
+  with pytest.raises(ValueError, match="cannot build a vocabulary of 100 "
+                     "pieces.*256 byte pieces"):
+    SubwordVocab.build(["some text with many different letters xyzqjk"], 100)

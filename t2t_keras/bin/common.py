@@ -5,15 +5,26 @@ import os
 import sys
 
 from absl import app
+from absl import flags
+
+flags.DEFINE_string("t2t_usr_dir", None,
+                    "A directory of your own registrations to import.")
+flags.DEFINE_bool("registry_help", False, "List what is registered and exit.")
 
 
-def setup(argv, usr_dir=None):
+def setup(argv):
+  """Checks the command line, imports --t2t_usr_dir; returns True when
+  --registry_help was asked for (and printed), so the command should end."""
   from absl import logging  # pylint: disable=g-import-not-at-top
   logging.set_verbosity(logging.WARNING)
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
   from t2t_keras import registry  # pylint: disable=g-import-not-at-top
-  registry.import_usr_dir(usr_dir)
+  registry.import_usr_dir(flags.FLAGS.t2t_usr_dir)
+  if flags.FLAGS.registry_help:
+    print(registry.help_string())
+    return True
+  return False
 
 
 def require(flag_values, *names):

@@ -2,7 +2,6 @@
 
 from absl import flags
 
-from t2t_keras import registry
 from t2t_keras.bin import common
 
 FLAGS = flags.FLAGS
@@ -23,15 +22,10 @@ flags.DEFINE_string("source_lang", None, "Source file suffix (translate_local)."
 flags.DEFINE_string("target_lang", None, "Target file suffix (translate_local).")
 flags.DEFINE_integer("vocab_size", None,
                      "Subword vocabulary size (default: the problem's).")
-flags.DEFINE_string("t2t_usr_dir", None,
-                    "A directory of your own registrations to import.")
-flags.DEFINE_bool("registry_help", False, "List what is registered and exit.")
 
 
 def main(argv):
-  common.setup(argv, FLAGS.t2t_usr_dir)
-  if FLAGS.registry_help:
-    print(registry.help_string())
+  if common.setup(argv):
     return 0
   common.require(FLAGS, "problem", "data_dir")
   from t2t_keras.data.datagen import generate  # pylint: disable=g-import-not-at-top

@@ -1,9 +1,7 @@
 """t2t-trainer: train a registered model on a registered problem."""
 
-from absl import app
 from absl import flags
 
-from t2t_keras import registry
 from t2t_keras.bin import common
 
 FLAGS = flags.FLAGS
@@ -18,17 +16,12 @@ flags.DEFINE_integer("train_steps", None,
 flags.DEFINE_integer("local_eval_frequency", None,
                      "Evaluate on dev every this many steps.")
 flags.DEFINE_integer("keep_checkpoint_max", 5, "Checkpoints to keep.")
-flags.DEFINE_string("t2t_usr_dir", None,
-                    "A directory of your own registrations to import.")
 flags.DEFINE_integer("random_seed", 1234,
                      "Seed of the initial weights, dropout and data order.")
-flags.DEFINE_bool("registry_help", False, "List what is registered and exit.")
 
 
 def main(argv):
-  common.setup(argv, FLAGS.t2t_usr_dir)
-  if FLAGS.registry_help:
-    print(registry.help_string())
+  if common.setup(argv):
     return 0
   common.require(FLAGS, "problem", "hparams_set", "output_dir")
   from t2t_keras.training.run import train  # pylint: disable=g-import-not-at-top

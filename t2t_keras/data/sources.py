@@ -29,7 +29,34 @@ def parse_prefixes(text):
   return prefixes
 
 
-class LocalFiles:
+class PairSource:
+  """Base of the sources: ``langs`` (source, target) and ``pairs``."""
+
+  langs = ("src", "tgt")
+
+  def has_split(self, split):
+    del split
+    return True
+
+  def check(self, splits):
+    """Fails early on unusable input; nothing to check by default."""
+    del splits
+
+  def pairs(self, split, skipped=None):
+    raise NotImplementedError
+
+  def sample(self, lang, byte_budget):
+    """About ``byte_budget`` bytes of ``lang``'s training text (the first
+    pairs; 0 or less: all of it)."""
+    index, total = self.langs.index(lang), 0
+    for pair in self.pairs("train"):
+      yield pair[index]
+      total += len(pair[index].encode("utf-8"))
+      if 0 < byte_budget <= total:
+        return
+
+
+class LocalFiles(PairSource):
   """Parallel text files in ``raw_dir``.
 
   Args:
@@ -82,7 +109,7 @@ class LocalFiles:
     return f"local files in {self.raw_dir}"
 
 
-class TfdsSource:
+class TfdsSource(PairSource):
   """A TensorFlow Datasets translation corpus, e.g. "wmt14_translate/de-en".
 
   Splits: train -> "train", dev -> "validation", test -> "test".
@@ -109,9 +136,6 @@ class TfdsSource:
   def has_split(self, split):
     return split in self.SPLITS
 
-  def check(self, splits):
-    del splits  # TFDS validates its own files.
-
   def pairs(self, split, skipped=None):
     skipped = skipped if skipped is not None else SkipCounter()
     source_lang, target_lang = self.langs
@@ -127,20 +151,11 @@ class TfdsSource:
         continue
       yield source, target
 
-  def sample(self, lang, byte_budget):
-    index = self.langs.index(lang)
-    total = 0
-    for pair in self.pairs("train"):
-      yield pair[index]
-      total += len(pair[index].encode("utf-8"))
-      if 0 < byte_budget <= total:
-        return
-
   def describe(self):
     return f"TensorFlow Datasets {self.name}"
 
 
-class GeneratedSource:
+class GeneratedSource(PairSource):
   """Pairs made by a function ``make(split) -> iterable of pairs``."""
 
   def __init__(self, make, description, source_lang, target_lang):
@@ -148,24 +163,9 @@ class GeneratedSource:
     self._description = description
     self.langs = (source_lang, target_lang)
 
-  def has_split(self, split):
-    del split
-    return True
-
-  def check(self, splits):
-    del splits
-
   def pairs(self, split, skipped=None):
     del skipped
     return iter(self._make(split))
-
-  def sample(self, lang, byte_budget):
-    index, total = self.langs.index(lang), 0
-    for pair in self._make("train"):
-      yield pair[index]
-      total += len(pair[index].encode("utf-8"))
-      if 0 < byte_budget <= total:
-        return
 
   def describe(self):
     return self._description

@@ -20,6 +20,7 @@ from t2t_keras.data.corpus import CorpusError, SkipCounter
 from t2t_keras.data.problem import Problem
 from t2t_keras.data.sources import LocalFiles, REQUIRED_SPLITS
 from t2t_keras.data.vocab import EOS_ID, SubwordVocab
+from t2t_keras.logs import log_line
 
 DEFAULT_BYTE_BUDGET = 1_000_000
 SHARDS = {"train": 10, "dev": 1, "test": 1}
@@ -108,7 +109,7 @@ class Text2TextProblem(Problem):
 
   # -- generation -----------------------------------------------------------------
   def build_vocab(self, source, data_dir, byte_budget=DEFAULT_BYTE_BUDGET,
-                  log=print):
+                  log=log_line):
     path = self.vocab_path(data_dir)
     if os.path.exists(path):
       log(f"vocabulary {path} exists; keeping it")
@@ -129,7 +130,7 @@ class Text2TextProblem(Problem):
   def encode_pair(self, vocab, source, target):
     return vocab.encode(source) + [EOS_ID], vocab.encode(target) + [EOS_ID]
 
-  def write_split(self, source, vocab, data_dir, split, log=print,
+  def write_split(self, source, vocab, data_dir, split, log=log_line,
                   log_every=50_000):
     """Encodes one split into its shards. Returns the SkipCounter."""
     skipped = SkipCounter()
@@ -162,10 +163,18 @@ class Text2TextProblem(Problem):
 
   def generate_data(self, data_dir, tmp_dir=None, raw_dir=None,
                     raw_prefixes=None, byte_budget=DEFAULT_BYTE_BUDGET,
-                    log=print):
+                    log=log_line):
     """Vocabulary and TFRecords for every split; skips what is done."""
     os.makedirs(data_dir, exist_ok=True)
     splits = ("train", "dev", "test")
+    other = [p for p in glob.glob(os.path.join(
+        data_dir, f"vocab.{self.data_name}.*.model"))
+             if p != self.vocab_path(data_dir)]
+    if other:
+      raise CorpusError(
+          f"{data_dir} already holds {os.path.basename(other[0])}, and its "
+          f"shards are encoded with it; to build a {self.vocab_size}-piece "
+          "vocabulary use another --data_dir")
     if all(self.split_done(data_dir, s) for s in splits) and os.path.exists(
         self.vocab_path(data_dir)):
       log(f"{self.data_name}: all data in {data_dir} is already generated")

@@ -51,15 +51,21 @@ class SubwordVocab:
       raise ValueError(f"model_type must be one of {MODEL_TYPES}, got "
                        f"{model_type!r}")
     model = io.BytesIO()
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(texts), model_writer=model,
-        vocab_size=int(vocab_size), model_type=model_type,
-        normalization_rule_name="identity", remove_extra_whitespaces=False,
-        byte_fallback=True, character_coverage=1.0,
-        pad_id=PAD_ID, eos_id=EOS_ID, unk_id=UNK_ID, bos_id=-1,
-        max_sentence_length=_MAX_SENTENCE_BYTES, num_threads=2,
-        hard_vocab_limit=False,
-        minloglevel=2)
+    try:
+      sentencepiece.SentencePieceTrainer.train(
+          sentence_iterator=iter(texts), model_writer=model,
+          vocab_size=int(vocab_size), model_type=model_type,
+          normalization_rule_name="identity", remove_extra_whitespaces=False,
+          byte_fallback=True, character_coverage=1.0,
+          pad_id=PAD_ID, eos_id=EOS_ID, unk_id=UNK_ID, bos_id=-1,
+          max_sentence_length=_MAX_SENTENCE_BYTES, num_threads=2,
+          hard_vocab_limit=False,
+          minloglevel=2)
+    except RuntimeError as e:
+      raise ValueError(
+          f"cannot build a vocabulary of {vocab_size} pieces: "
+          f"{str(e).split('] ')[-1]} (every vocabulary holds 256 byte pieces "
+          "and 3 special ids besides the characters of the text)") from None
     return cls(model.getvalue())
 
   @classmethod

@@ -11,6 +11,7 @@ import time
 
 import tensorflow as tf
 
+from t2t_keras.logs import log_line
 from t2t_keras.training.loss import smoothed_cross_entropy
 from t2t_keras.training.optimizer import optimizer_from_hparams
 
@@ -97,7 +98,7 @@ class Trainer:
             "accuracy": correct / max(tokens, 1.0)}
 
   def fit(self, dataset, train_steps, log_every=100, save_every=None,
-          log=print, total_steps=None):
+          log=log_line, total_steps=None):
     """Trains until ``train_steps`` updates have been applied in total
     (counting those restored from a checkpoint); progress lines show
     ``total_steps`` (default ``train_steps``) as the goal."""
