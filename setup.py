@@ -14,6 +14,7 @@ def requirements(name):
 
 
 COMMANDS = {
+    "t2t-avg-all": "t2t_keras.bin.t2t_avg_all:run",
     "t2t-datagen": "t2t_keras.bin.t2t_datagen:run",
     "t2t-trainer": "t2t_keras.bin.t2t_trainer:run",
 }

@@ -73,11 +73,11 @@ def measure(kind, policy, args):
   if kind != "t2t_keras":
     model = KerasReference(hp, args.vocab)
     model(feats)  # create the weights
-  trainer = Trainer(model, hp)
-  trainer.train_step(feats)  # trace and warm up
+  trainer = Trainer(lambda: model, hp)
+  trainer.train_step([feats])  # trace and warm up
   start = time.perf_counter()
   for _ in range(args.steps):
-    trainer.train_step(feats)
+    trainer.train_step([feats])
   seconds = (time.perf_counter() - start) / args.steps
   keras.config.set_dtype_policy("float32")
   return seconds, 2 * args.batch * args.length / seconds

@@ -33,7 +33,9 @@ def test_train_then_resume(tmp_path):
   assert "step 6: dev loss" in first.stdout
   saved = json.load(open(os.path.join(out, "hparams.json"), encoding="utf-8"))
   assert saved["hidden_size"] == 32 and saved["layer_prepostprocess_dropout"] == 0.1
-  assert os.path.exists(os.path.join(out, "flags.txt"))
+  spec = json.load(open(os.path.join(out, "model.json"), encoding="utf-8"))
+  assert spec["model"] == "transformer" and spec["target_vocab_size"] == 12
+  assert spec["flags"]["train_steps"] == 6
   second = trainer(*args, "--train_steps=8")
   assert second.returncode == 0, second.stderr
   assert "resumed from" in second.stdout and "at step 6" in second.stdout

@@ -42,8 +42,8 @@ COPY_HPARAMS = ("hidden_size=64,filter_size=256,batch_size=640,max_length=16,"
 def test_tiny_model_learns_copy_task():
   hp = registry.hparams("transformer_tiny").parse(COPY_HPARAMS)
   problem = registry.problem("copy_sequence")
-  model = t2t_keras.build_model(hparams=hp, vocab_size=problem.vocab_size)
-  trainer = Trainer(model, hp)
+  trainer = Trainer(lambda: t2t_keras.build_model(
+      hparams=hp, vocab_size=problem.vocab_size), hp)
   dev = problem.batches("dev", None, hp)
   before = trainer.evaluate(dev)
   trainer.fit(problem.batches("train", None, hp), 400, log_every=100)
@@ -60,12 +60,12 @@ def test_tiny_model_learns_copy_task():
 def test_train_step_does_not_retrace_across_shapes():
   hp = registry.hparams("transformer_tiny").parse(
       "hidden_size=32,filter_size=64")
-  model = t2t_keras.build_model(hparams=hp, vocab_size=10)
-  trainer = Trainer(model, hp)
+  trainer = Trainer(lambda: t2t_keras.build_model(hparams=hp, vocab_size=10),
+                    hp)
   for batch, length in [(2, 3), (4, 7), (1, 11)]:
     feats = {"inputs": np.full((batch, length), 3, "int64"),
              "targets": np.full((batch, length + 1), 4, "int64")}
-    trainer.train_step(feats)
-  assert trainer._train_step.experimental_get_tracing_count() == 1  # pylint: disable=protected-access
+    trainer.train_step([feats])
+  assert trainer._update_step.experimental_get_tracing_count() == 1  # pylint: disable=protected-access
   assert trainer.step == 3
   assert ops.convert_to_numpy(trainer.optimizer.iterations) == 3

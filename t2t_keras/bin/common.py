@@ -35,7 +35,7 @@ def require(flag_values, *names):
 
 
 def flag_values(flag_values_obj):
-  """The command's own flags (not absl's) as a dict, for flags.txt."""
+  """The command's own flags (not absl's) as a dict, for model.json."""
   return {f.name: f.value
           for module, defined in flag_values_obj.flags_by_module_dict().items()
           if not module.startswith("absl") for f in defined}
@@ -51,7 +51,7 @@ def run(main):
     try:
       return main(argv)
     except (HParamsError, RegistryError, ValueError, ImportError,
-            FileNotFoundError) as e:
+            FileNotFoundError, FloatingPointError) as e:
       print(f"error: {e}", file=sys.stderr)
       return 2
 

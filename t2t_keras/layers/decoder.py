@@ -84,7 +84,7 @@ class TransformerDecoder(Stack):
   def call(self, x, memory, memory_bias=None, training=None):
     self_bias = masks.causal_bias(keras.ops.shape(x)[1])
     x = self.embed_positions(x, training=training)
-    for layer in self.layers:
+    for layer in self.blocks:
       x = layer(x, memory, self_bias=self_bias, memory_bias=memory_bias,
                 training=training)
     return self.finish(x)
@@ -96,7 +96,7 @@ class TransformerDecoder(Stack):
     batch = keras.ops.shape(memory)[0]
     return [{"self": layer.self_attention.empty_cache(batch, max_length),
              "cross": layer.cross_attention.memory_cache(memory)}
-            for layer in self.layers]
+            for layer in self.blocks]
 
   def step(self, x, step, cache, memory_bias=None, training=None):
     """One incremental step.
@@ -110,7 +110,7 @@ class TransformerDecoder(Stack):
     """
     x = self.embed_positions(x, offset=step, training=training)
     new_cache = []
-    for layer, layer_cache in zip(self.layers, cache):
+    for layer, layer_cache in zip(self.blocks, cache):
       x, layer_cache = layer(x, memory_bias=memory_bias, cache=layer_cache,
                              step=step, training=training)
       new_cache.append(layer_cache)

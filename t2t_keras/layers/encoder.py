@@ -58,6 +58,6 @@ class TransformerEncoder(Stack):
 
   def call(self, x, bias=None, training=None):
     x = self.embed_positions(x, training=training)
-    for layer in self.layers:
+    for layer in self.blocks:
       x = layer(x, bias=bias, training=training)
     return self.finish(x)

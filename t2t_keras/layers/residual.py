@@ -30,18 +30,22 @@ class ResidualBlock(keras.layers.Layer):
     super().__init__(**kwargs)
     self.norm_position = check_norm_position(norm_position)
     self.dropout = float(dropout)
-    self._norms = [
-        keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON,
-                                        dtype=self.dtype_policy,
-                                        name=f"layer_norm_{i}")
-        for i in range(num_sublayers)]
+    # One attribute per LayerNorm, not a list: Keras 3 does not expose lists
+    # of layers to TensorFlow's object-based checkpoints.
+    for i in range(num_sublayers):
+      setattr(self, f"layer_norm_{i}", keras.layers.LayerNormalization(
+          epsilon=LAYER_NORM_EPSILON, dtype=self.dtype_policy,
+          name=f"layer_norm_{i}"))
     self._residual_dropout = keras.layers.Dropout(self.dropout)
 
   def residual_in(self, i, x):
     """The sub-layer's input: normalized first under pre-norm."""
-    return self._norms[i](x) if self.norm_position == "pre" else x
+    return self._norm(i)(x) if self.norm_position == "pre" else x
 
   def residual_out(self, i, x, y, training):
     """``x + Dropout(y)``, then normalized under post-norm."""
     z = x + self._residual_dropout(y, training=training)
-    return self._norms[i](z) if self.norm_position == "post" else z
+    return self._norm(i)(z) if self.norm_position == "post" else z
+
+  def _norm(self, i):
+    return getattr(self, f"layer_norm_{i}")

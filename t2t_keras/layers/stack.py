@@ -32,16 +32,22 @@ class Stack(keras.layers.Layer):
     self.positions = positional_layer(pos, max_length, name="positions",
                                       dtype=self.dtype_policy)
     self.input_dropout = keras.layers.Dropout(self.dropout)
-    self.layers = [
-        layer_class(dropout=dropout, norm_position=norm_position,
-                    dtype=self.dtype_policy, name=f"layer_{i}",
-                    **self.layer_kwargs)
-        for i in range(self.num_layers)]
+    # One attribute per layer, not a list: Keras 3 does not expose lists of
+    # layers to TensorFlow's object-based checkpoints.
+    for i in range(self.num_layers):
+      setattr(self, f"layer_{i}", layer_class(
+          dropout=dropout, norm_position=norm_position,
+          dtype=self.dtype_policy, name=f"layer_{i}", **self.layer_kwargs))
     self.final_norm = (
         keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON,
                                         dtype=self.dtype_policy,
                                         name="final_layer_norm")
         if norm_position == "pre" else None)
+
+  @property
+  def blocks(self):
+    """The N encoder or decoder layers, bottom first."""
+    return [getattr(self, f"layer_{i}") for i in range(self.num_layers)]
 
   def embed_positions(self, x, offset=0, training=None):
     """Dropout(embeddings + positions) for x [batch, length, d_model]."""

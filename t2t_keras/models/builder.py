@@ -36,3 +36,37 @@ def build_model(hparams_set="transformer_base", vocab_size=None,
                               target_vocab_size or input_vocab_size)
   net.build()
   return net
+
+
+MODEL_SPEC = "model.json"
+
+
+def save_model_spec(output_dir, model_name, input_vocab_size,
+                    target_vocab_size, problem_name=None, flags=None):
+  """Writes what rebuilding the model needs (beside hparams.json)."""
+  import json  # pylint: disable=g-import-not-at-top
+  import os  # pylint: disable=g-import-not-at-top
+  spec = {"model": model_name, "input_vocab_size": int(input_vocab_size),
+          "target_vocab_size": int(target_vocab_size),
+          "problem": problem_name, "flags": dict(flags or {})}
+  with open(os.path.join(output_dir, MODEL_SPEC), "w", encoding="utf-8") as f:
+    json.dump(spec, f, indent=2, sort_keys=True, default=str)
+
+
+def build_model_from_dir(model_dir):
+  """The built model a training run in ``model_dir`` trains (weights fresh;
+  restore a checkpoint into it). Returns (model, hparams, spec dict)."""
+  import json  # pylint: disable=g-import-not-at-top
+  import os  # pylint: disable=g-import-not-at-top
+  paths = [os.path.join(model_dir, n) for n in ("hparams.json", MODEL_SPEC)]
+  missing = [p for p in paths if not os.path.isfile(p)]
+  if missing:
+    raise FileNotFoundError(f"{', '.join(missing)} missing: is {model_dir} "
+                            "the --output_dir of a t2t-trainer run?")
+  hparams = HParams.load(paths[0])
+  with open(paths[1], encoding="utf-8") as f:
+    spec = json.load(f)
+  net = registry.model(spec["model"])(hparams, spec["input_vocab_size"],
+                                      spec["target_vocab_size"])
+  net.build()
+  return net, hparams, spec

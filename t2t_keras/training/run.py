@@ -1,13 +1,21 @@
 """Train a registered model on a registered problem: what t2t-trainer runs."""
 
+import contextlib
 import os
 
 import keras
+import tensorflow as tf
 
 from t2t_keras import registry
-from t2t_keras.logs import log_line
 from t2t_keras.hparams import HParams
-from t2t_keras.training.trainer import Trainer, save_run_config
+from t2t_keras.logs import log_line
+from t2t_keras.models.builder import save_model_spec
+from t2t_keras.training.strategy import make_strategy
+from t2t_keras.training.trainer import Trainer
+
+# activation_dtype hparam -> Keras dtype policy.
+POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16",
+            "float16": "mixed_float16"}
 
 
 def resolve_hparams(hparams_set, overrides="", output_dir=None):
@@ -30,41 +38,86 @@ def resolve_hparams(hparams_set, overrides="", output_dir=None):
   return hparams
 
 
+@contextlib.contextmanager
+def dtype_policy(activation_dtype):
+  """Sets Keras's global dtype policy for the block, then restores it."""
+  if activation_dtype not in POLICIES:
+    raise ValueError(f"activation_dtype must be one of {sorted(POLICIES)}, "
+                     f"got {activation_dtype!r}")
+  previous = keras.config.dtype_policy()
+  keras.config.set_dtype_policy(POLICIES[activation_dtype])
+  try:
+    yield
+  finally:
+    keras.config.set_dtype_policy(previous)
+
+
 def train(problem_name, hparams_set, output_dir, train_steps=None,
           hparams_overrides="", model_name="transformer", data_dir=None,
-          eval_every=None, keep_checkpoint_max=5, seed=1234, log=log_line,
-          flags=None):
-  """Builds, trains (resuming from ``output_dir``) and evaluates on dev.
+          eval_every=None, eval_steps=None, keep_checkpoint_max=5,
+          save_checkpoints_steps=None, save_checkpoints_secs=None,
+          worker_gpu=None, cpu_devices=None, jit_compile=False, seed=1234,
+          log=log_line, flags=None):
+  """Builds, trains (resuming from ``output_dir``) and evaluates on dev
+  every ``eval_every`` steps. Returns the last dev metrics.
 
   ``seed`` fixes the initial weights, dropout and the training data order.
-  Returns the dev metrics dict of the last evaluation.
   """
-  keras.utils.set_random_seed(seed)
   problem = registry.problem(problem_name)
   hparams = resolve_hparams(hparams_set, hparams_overrides, output_dir)
   train_steps = train_steps or hparams.train_steps
-  save_run_config(output_dir, hparams, flags)
+  strategy = make_strategy(worker_gpu, cpu_devices)
+  keras.utils.set_random_seed(seed)
   input_vocab, target_vocab = problem.vocab_sizes(data_dir)
-  model = registry.model(model_name)(hparams, input_vocab, target_vocab)
-  model.build()
-  trainer = Trainer(model, hparams, output_dir, keep_checkpoint_max)
-  restored = trainer.restore()
-  if restored:
-    log(f"resumed from {restored} at step {trainer.step}")
-  log(f"training {model_name}/{hparams_set} on {problem_name}: "
-      f"{model.count_params():,} parameters, {train_steps} steps")
-  train_data = problem.batches("train", data_dir, hparams, seed=seed)
-  dev_data = problem.batches("dev", data_dir, hparams)
-  eval_every = eval_every or train_steps
-  metrics = None
-  while trainer.step < train_steps:
-    target = min(train_steps, (trainer.step // eval_every + 1) * eval_every)
-    trainer.fit(train_data, target, log_every=max(1, min(100, eval_every)),
-                log=log, total_steps=train_steps)
-    metrics = trainer.evaluate(dev_data)
-    log(f"step {trainer.step}: dev loss {metrics['loss']:.4f}  "
-        f"perplexity {metrics['perplexity']:.3f}  "
-        f"accuracy {metrics['accuracy']:.3f}")
-  if metrics is None:
-    metrics = trainer.evaluate(dev_data)
+  chief = strategy.extended.should_checkpoint
+  if chief:
+    os.makedirs(output_dir, exist_ok=True)
+    hparams.save(os.path.join(output_dir, "hparams.json"))
+    save_model_spec(output_dir, model_name, input_vocab, target_vocab,
+                    problem_name, flags)
+  model_dir = output_dir if chief else os.path.join(
+      output_dir, f"worker_{strategy.cluster_resolver.task_id}")
+
+  def build():
+    net = registry.model(model_name)(hparams, input_vocab, target_vocab)
+    net.build()
+    return net
+
+  with dtype_policy(hparams.activation_dtype):
+    trainer = Trainer(build, hparams, strategy, model_dir, keep_checkpoint_max,
+                      save_checkpoints_steps, save_checkpoints_secs,
+                      jit_compile)
+    restored = trainer.restore()
+    if restored:
+      log(f"resumed from {restored} at step {trainer.step}")
+    log(f"training {model_name}/{hparams_set} on {problem_name}: "
+        f"{trainer.model.count_params():,} parameters, "
+        f"{strategy.num_replicas_in_sync} replica(s), "
+        f"{trainer.accumulation} micro-batch(es) per update, "
+        f"{hparams.activation_dtype} activations, {train_steps} steps")
+    train_data = trainer.distribute(lambda ctx: problem.batches(
+        "train", data_dir, hparams, seed=seed, input_context=ctx))
+
+    def dev_data():
+      return trainer.distribute(lambda ctx: problem.batches(
+          "dev", data_dir, hparams, input_context=ctx).take(
+              eval_steps or -1))
+
+    eval_writer = tf.summary.create_file_writer(
+        os.path.join(model_dir, "eval"))
+    eval_every = eval_every or train_steps
+    metrics = None
+    while trainer.step < train_steps:
+      target = min(train_steps, (trainer.step // eval_every + 1) * eval_every)
+      trainer.fit(train_data, target, log_every=max(1, min(100, eval_every)),
+                  log=log, total_steps=train_steps)
+      metrics = trainer.evaluate(dev_data())
+      with eval_writer.as_default(step=trainer.step):
+        for name, value in metrics.items():
+          tf.summary.scalar(name, value)
+      log(f"step {trainer.step}: dev loss {metrics['loss']:.4f}  "
+          f"perplexity {metrics['perplexity']:.3f}  "
+          f"accuracy {metrics['accuracy']:.3f}")
+    if metrics is None:
+      metrics = trainer.evaluate(dev_data())
   return metrics

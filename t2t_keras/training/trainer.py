@@ -1,49 +1,120 @@
-"""A training loop: the paper's optimizer, schedule and smoothed loss, with
-checkpoints that a re-run of the same command resumes from.
+"""The training loop under a tf.distribute strategy (section 5).
 
-The step is one ``tf.function`` whose input signature has unknown batch and
-length, so batches of different shapes never retrace it.
+One update = ``gradient_accumulation_steps`` micro-batches on every replica.
+The loss of an update is the label-smoothed cross-entropy averaged over the
+non-padding target tokens of all of them together: each replica adds up its
+unnormalized gradients and token counts, and the update divides by the
+global count, so k accumulated micro-batches on r replicas give the same
+update as one batch k * r times larger (not an average of per-replica or
+per-micro-batch means).
+
+Steps are tf.functions whose inputs have unknown batch and length, so
+bucketed shapes never retrace them.
 """
 
 import math
-import os
 import time
 
 import tensorflow as tf
 
 from t2t_keras.logs import log_line
+from t2t_keras.training.checkpoints import Checkpointer
 from t2t_keras.training.loss import smoothed_cross_entropy
 from t2t_keras.training.optimizer import optimizer_from_hparams
 
 _FEATURE_SPEC = {"inputs": tf.TensorSpec([None, None], tf.int64),
                  "targets": tf.TensorSpec([None, None], tf.int64)}
+_SUM = tf.distribute.ReduceOp.SUM
+
+
+class NonFiniteLossError(FloatingPointError):
+  """The loss became NaN or Inf; the message says where."""
+
+
+def _all_reduce_sum(value):
+  return tf.distribute.get_replica_context().all_reduce(_SUM, value)
 
 
 class Trainer:
-  """Trains ``model`` with the hparams' optimizer, schedule and smoothing.
+  """Trains a model built by ``build_model()`` under ``strategy``.
 
   Args:
-    model: a built Transformer (features dict -> float32 logits).
-    hparams: the HParams it was built from.
-    output_dir: where checkpoints go; None keeps nothing on disk.
-    keep_checkpoint_max: how many recent checkpoints to keep.
+    build_model: a function returning a built Keras model; called inside the
+      strategy's scope (and after the dtype policy is set).
+    hparams: the run's HParams (optimizer, schedule, label smoothing,
+      gradient_accumulation_steps).
+    strategy: a tf.distribute strategy; default: no replication.
+    output_dir: checkpoints and summaries; None keeps nothing on disk.
+    keep_checkpoint_max, save_checkpoints_steps, save_checkpoints_secs:
+      checkpoint policy (see ``Checkpointer``).
+    jit_compile: compile the steps with XLA.
   """
 
-  def __init__(self, model, hparams, output_dir=None, keep_checkpoint_max=5):
-    self.model = model
+  def __init__(self, build_model, hparams, strategy=None, output_dir=None,
+               keep_checkpoint_max=5, save_checkpoints_steps=None,
+               save_checkpoints_secs=None, jit_compile=False):
     self.hparams = hparams
-    self.optimizer = optimizer_from_hparams(hparams)
-    self.optimizer.build(model.trainable_variables)
-    self.checkpoint = tf.train.Checkpoint(model=model,
-                                          optimizer=self.optimizer)
-    self.manager = None
-    if output_dir:
-      self.manager = tf.train.CheckpointManager(
-          self.checkpoint, output_dir, max_to_keep=keep_checkpoint_max,
-          step_counter=self.optimizer.iterations)
-    self._train_step = tf.function(self._step, input_signature=[_FEATURE_SPEC])
-    self._eval_step = tf.function(self._score,
-                                  input_signature=[_FEATURE_SPEC])
+    self.strategy = strategy or tf.distribute.get_strategy()
+    self.accumulation = max(1, int(hparams.get(
+        "gradient_accumulation_steps", 1)))
+    with self.strategy.scope():
+      self.model = build_model()
+      self.optimizer = optimizer_from_hparams(hparams)
+      self.optimizer.build(self.model.trainable_variables)
+      # We all-reduce the gradients ourselves (once), to normalize them by the
+      # global token count and measure their norm; Keras must not sum them
+      # again. tests/test_distributed.py fails if this stops holding.
+      for opt in (self.optimizer,
+                  getattr(self.optimizer, "inner_optimizer", None)):
+        if opt is not None:
+          opt._all_reduce_sum_gradients = list  # pylint: disable=protected-access
+      self._accumulators = [] if self.accumulation == 1 else [
+          tf.Variable(tf.zeros_like(v), trainable=False,
+                      synchronization=tf.VariableSynchronization.ON_READ,
+                      aggregation=tf.VariableAggregation.SUM)
+          for v in self.model.trainable_variables]
+      self._accumulated_tokens = tf.Variable(
+          0.0, trainable=False,
+          synchronization=tf.VariableSynchronization.ON_READ,
+          aggregation=tf.VariableAggregation.SUM)
+    self.checkpointer = Checkpointer(
+        output_dir, model=self.model, optimizer=self.optimizer,
+        keep=keep_checkpoint_max, every_steps=save_checkpoints_steps,
+        every_secs=save_checkpoints_secs)
+    self.summaries = (tf.summary.create_file_writer(f"{output_dir}/train")
+                      if output_dir else None)
+    self.jit_compile = jit_compile
+    self._input_spec = None
+    self._functions = {}
+
+  def _compiled(self, name, fn, takes_batch=True):
+    """tf.function of ``fn``, traced once: its input signature is the
+    distributed datasets' element spec (unknown batch and length), or plain
+    [None, None] tensors before any dataset was distributed."""
+    if name not in self._functions:
+      signature = [self._input_spec or _FEATURE_SPEC] if takes_batch else []
+      self._functions[name] = tf.function(fn, input_signature=signature,
+                                          jit_compile=self.jit_compile)
+    return self._functions[name]
+
+  @property
+  def _update_step(self):
+    return self._compiled("update", self._distributed(self._replica_update))
+
+  @property
+  def _accumulate_step(self):
+    return self._compiled("accumulate",
+                          self._distributed(self._replica_accumulate))
+
+  @property
+  def _apply_step(self):
+    return self._compiled("apply",
+                          lambda: self.strategy.run(self._replica_apply),
+                          takes_batch=False)
+
+  @property
+  def _eval_step(self):
+    return self._compiled("eval", self._distributed(self._replica_score))
 
   @property
   def step(self):
@@ -51,43 +122,99 @@ class Trainer:
     return int(self.optimizer.iterations.numpy())
 
   def restore(self):
-    """Loads the latest checkpoint in output_dir, if any; returns its path."""
-    if self.manager and self.manager.latest_checkpoint:
-      self.checkpoint.restore(self.manager.latest_checkpoint).expect_partial()
-      return self.manager.latest_checkpoint
-    return None
+    return self.checkpointer.restore()
 
   def save(self):
-    return self.manager.save(checkpoint_number=self.step) if self.manager \
-        else None
+    return self.checkpointer.save(self.step)
 
-  def _step(self, features):
+  # -- replica functions ------------------------------------------------------
+  def _distributed(self, replica_fn):
+    def step(features):
+      results = self.strategy.run(replica_fn, args=(features,))
+      return tuple(self.strategy.reduce(_SUM, r, axis=None) for r in results)
+    return step
+
+  def _loss_and_grads(self, features):
     with tf.GradientTape() as tape:
       logits = self.model(features, training=True)
       loss_sum, tokens = smoothed_cross_entropy(
           logits, features["targets"], self.hparams.label_smoothing)
-      loss = loss_sum / tf.maximum(tokens, 1.0)
-    grads = tape.gradient(loss, self.model.trainable_variables)
-    self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
-    return loss, tokens
+      scaled = self.optimizer.scale_loss(loss_sum)
+    grads = tape.gradient(scaled, self.model.trainable_variables)
+    return loss_sum, tokens, grads
 
-  def _score(self, features):
+  def _apply(self, grads, global_tokens):
+    """Sums this replica's unnormalized gradients over all replicas, divides
+    by the global token count, applies them; returns their global norm."""
+    grads = _all_reduce_sum(grads)
+    grads = [g / tf.cast(global_tokens, g.dtype) for g in grads]
+    self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+    return tf.linalg.global_norm(grads)
+
+  def _replica_update(self, features):
+    loss_sum, tokens, grads = self._loss_and_grads(features)
+    global_tokens = tf.maximum(_all_reduce_sum(tokens), 1.0)
+    norm = self._apply(grads, global_tokens)
+    return loss_sum, tokens, norm / self.strategy.num_replicas_in_sync
+
+  def _replica_accumulate(self, features):
+    loss_sum, tokens, grads = self._loss_and_grads(features)
+    for accumulator, grad in zip(self._accumulators, grads):
+      accumulator.assign_add(grad)
+    self._accumulated_tokens.assign_add(tokens)
+    return loss_sum, tokens
+
+  def _replica_apply(self):
+    global_tokens = tf.maximum(
+        _all_reduce_sum(self._accumulated_tokens.read_value()), 1.0)
+    norm = self._apply([a.read_value() for a in self._accumulators],
+                       global_tokens)
+    for accumulator in self._accumulators:
+      accumulator.assign(tf.zeros_like(accumulator))
+    self._accumulated_tokens.assign(0.0)
+    return norm
+
+  def _replica_score(self, features):
     logits = self.model(features, training=False)
     loss_sum, tokens = smoothed_cross_entropy(logits, features["targets"], 0.0)
     predictions = tf.argmax(logits, axis=-1, output_type=tf.int64)
     real = tf.not_equal(features["targets"], 0)
-    correct = tf.reduce_sum(tf.cast(
-        tf.logical_and(real, tf.equal(predictions, features["targets"])),
-        tf.float32))
+    correct = tf.reduce_sum(tf.cast(tf.logical_and(
+        real, tf.equal(predictions, features["targets"])), tf.float32))
     return loss_sum, tokens, correct
 
-  def train_step(self, features):
-    """One update; returns (mean smoothed loss per token, token count)."""
-    loss, tokens = self._train_step(features)
-    return float(loss), float(tokens)
+  # -- public steps -------------------------------------------------------------
+  def train_step(self, micro_batches):
+    """One update from ``gradient_accumulation_steps`` (distributed)
+    micro-batches. Returns (mean smoothed loss per token, tokens, gradient
+    norm)."""
+    micro_batches = list(micro_batches)
+    if len(micro_batches) != self.accumulation:
+      raise ValueError(f"expected {self.accumulation} micro-batches, got "
+                       f"{len(micro_batches)}")
+    if self.accumulation == 1:
+      loss_sum, tokens, norm = self._update_step(micro_batches[0])
+    else:
+      loss_sum = tokens = 0.0
+      for batch in micro_batches:
+        l, n = self._accumulate_step(batch)
+        loss_sum, tokens = loss_sum + l, tokens + n
+      norm = self.strategy.reduce(_SUM, self._apply_step(), axis=None) / \
+          self.strategy.num_replicas_in_sync
+    tokens = float(tokens)
+    return float(loss_sum) / max(tokens, 1.0), tokens, float(norm)
+
+  def distribute(self, dataset_fn):
+    """``dataset_fn(input_context)`` -> per-replica dataset, distributed.
+    With one input pipeline its batches go to the replicas in turn."""
+    dataset = self.strategy.distribute_datasets_from_function(dataset_fn)
+    if self._input_spec is None:
+      self._input_spec = dataset.element_spec
+    return dataset
 
   def evaluate(self, dataset):
-    """Unsmoothed loss, per-token perplexity and accuracy over ``dataset``."""
+    """Unsmoothed loss, per-token perplexity and accuracy over a (distributed)
+    dataset."""
     loss_sum = tokens = correct = 0.0
     for features in dataset:
       l, n, c = self._eval_step(features)
@@ -97,39 +224,51 @@ class Trainer:
     return {"loss": loss, "perplexity": math.exp(min(loss, 50.0)),
             "accuracy": correct / max(tokens, 1.0)}
 
-  def fit(self, dataset, train_steps, log_every=100, save_every=None,
-          log=log_line, total_steps=None):
+  def fit(self, dataset, train_steps, log_every=100, log=log_line,
+          total_steps=None):
     """Trains until ``train_steps`` updates have been applied in total
-    (counting those restored from a checkpoint); progress lines show
-    ``total_steps`` (default ``train_steps``) as the goal."""
+    (counting those restored from a checkpoint). Progress lines show
+    ``total_steps`` (default ``train_steps``) as the goal, with an ETA."""
     total_steps = total_steps or train_steps
     iterator = iter(dataset)
-    start = time.time()
-    tokens_since = 0.0
+    window_start, window_tokens, window_steps = time.time(), 0.0, 0
     while self.step < train_steps:
-      loss, tokens = self.train_step(next(iterator))
-      if not math.isfinite(loss):
-        raise FloatingPointError(
-            f"loss became {loss} at step {self.step}; the last good "
-            "checkpoint is kept in the output directory")
-      tokens_since += tokens
+      micro = [next(iterator) for _ in range(self.accumulation)]
+      loss, tokens, norm = self.train_step(micro)
       step = self.step
+      if not math.isfinite(loss):
+        raise NonFiniteLossError(
+            f"the training loss became {loss} at step {step}; stopped without "
+            f"saving, so the last good checkpoint "
+            f"({self.checkpointer.latest or 'none yet'}) is kept")
+      window_tokens += tokens
+      window_steps += 1
+      self._summarize(step, loss, norm)
       if step % log_every == 0 or step == train_steps:
-        elapsed = time.time() - start
-        log(f"step {step}/{total_steps}  loss {loss:.4f}  "
-            f"{tokens_since / max(elapsed, 1e-9):.0f} tokens/s")
-        start, tokens_since = time.time(), 0.0
-      if save_every and step % save_every == 0:
-        self.save()
-    self.save()
+        elapsed = max(time.time() - window_start, 1e-9)
+        rate = window_tokens / elapsed
+        eta = (total_steps - step) * elapsed / window_steps
+        log(f"step {step}/{total_steps}  loss {loss:.4f}  {rate:,.0f} tokens/s"
+            f"  ETA {_duration(eta)}")
+        self._summarize(step, tokens_per_sec=rate)
+        window_start, window_tokens, window_steps = time.time(), 0.0, 0
+      self.checkpointer.maybe_save(step)
+    self.checkpointer.save(self.step)
     return self.step
 
+  def _summarize(self, step, loss=None, grad_norm=None, tokens_per_sec=None):
+    if self.summaries is None:
+      return
+    with self.summaries.as_default(step=step):
+      if loss is not None:
+        tf.summary.scalar("loss", loss)
+        tf.summary.scalar("learning_rate", self.optimizer.learning_rate)
+      if grad_norm is not None:
+        tf.summary.scalar("gradient_norm", grad_norm)
+      if tokens_per_sec is not None:
+        tf.summary.scalar("tokens_per_sec", tokens_per_sec)
 
-def save_run_config(output_dir, hparams, flags=None):
-  """Writes hparams.json (and flags.txt) into ``output_dir``."""
-  os.makedirs(output_dir, exist_ok=True)
-  hparams.save(os.path.join(output_dir, "hparams.json"))
-  if flags:
-    with open(os.path.join(output_dir, "flags.txt"), "w",
-              encoding="utf-8") as f:
-      f.write("\n".join(f"--{k}={v}" for k, v in sorted(flags.items())) + "\n")
+
+def _duration(seconds):
+  seconds = int(seconds)
+  return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"

@@ -1,0 +1,29 @@
+"""Flags of t2t-datagen, shared with t2t-trainer --generate_data."""
+
+from absl import flags
+
+flags.DEFINE_string("tmp_dir", None,
+                    "Downloads go here (default: <system tmp>/t2t_datagen).")
+flags.DEFINE_string("raw_data_dir", None,
+                    "Local parallel text instead of a download: "
+                    "train.<lang>, dev.<lang>, test.<lang>.")
+flags.DEFINE_string("raw_prefixes", "",
+                    "Other file prefixes in --raw_data_dir, e.g. "
+                    "'train=multi30k/train,dev=wmt14/newstest2013'.")
+flags.DEFINE_integer("vocab_byte_budget", 1_000_000,
+                     "Bytes of each language's training text sampled to "
+                     "build the vocabulary (0: all of it).")
+flags.DEFINE_string("source_lang", None, "Source file suffix (translate_local).")
+flags.DEFINE_string("target_lang", None, "Target file suffix (translate_local).")
+flags.DEFINE_integer("vocab_size", None,
+                     "Subword vocabulary size (default: the problem's).")
+
+
+def generate_from_flags(problem, data_dir):
+  """Runs datagen for ``problem`` with these flags' values."""
+  from t2t_keras.data.datagen import generate  # pylint: disable=g-import-not-at-top
+  f = flags.FLAGS
+  return generate(problem, data_dir, tmp_dir=f.tmp_dir,
+                  raw_dir=f.raw_data_dir, raw_prefixes=f.raw_prefixes,
+                  byte_budget=f.vocab_byte_budget, source_lang=f.source_lang,
+                  target_lang=f.target_lang, vocab_size=f.vocab_size)

@@ -1,0 +1,35 @@
+"""What t2t-avg-all runs: the mean of the last N checkpoints (section 6.1:
+the base models average the last 5, the big models the last 20)."""
+
+import os
+
+import tensorflow as tf
+
+from t2t_keras.logs import log_line
+from t2t_keras.models.builder import build_model_from_dir
+from t2t_keras.training.checkpoints import (average_into, last_checkpoints,
+                                            step_of)
+
+
+def average_checkpoints(model_dir, output_dir=None, n=5, log=log_line):
+  """Writes the element-wise mean of the model weights of ``model_dir``'s
+  last ``n`` checkpoints as a checkpoint in ``output_dir`` (default
+  ``<model_dir>/avg``), with hparams.json and model.json beside it so the
+  decoder and exporter load it like any other run. Returns its path."""
+  output_dir = output_dir or os.path.join(model_dir, "avg")
+  paths = last_checkpoints(model_dir, n)
+  if len(paths) < n:
+    log(f"only {len(paths)} checkpoint(s) in {model_dir}; averaging those")
+  model, hparams, spec = build_model_from_dir(model_dir)
+  average_into(model, paths)
+  os.makedirs(output_dir, exist_ok=True)
+  hparams.save(os.path.join(output_dir, "hparams.json"))
+  with open(os.path.join(model_dir, "model.json"), encoding="utf-8") as src, \
+      open(os.path.join(output_dir, "model.json"), "w", encoding="utf-8") as d:
+    d.write(src.read())
+  del spec
+  manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model),
+                                       output_dir, max_to_keep=1)
+  path = manager.save(checkpoint_number=step_of(paths[-1]))
+  log(f"averaged {', '.join(os.path.basename(p) for p in paths)} into {path}")
+  return path

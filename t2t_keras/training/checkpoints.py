@@ -1,0 +1,81 @@
+"""Checkpoints: when to save, how many to keep, resuming, averaging.
+
+TensorFlow writes a checkpoint's files under temporary names, renames them
+when complete, and only then rewrites the ``checkpoint`` index file
+atomically; a process killed in the middle of a save leaves the previous
+checkpoint as the latest, loadable one (tests/test_resume.py kills one).
+"""
+
+import os
+import time
+
+import numpy as np
+import tensorflow as tf
+
+
+class Checkpointer:
+  """Saves every ``every_steps`` updates and/or ``every_secs`` seconds (the
+  paper: 10 minutes), keeps the last ``keep``; with ``directory`` None it
+  does nothing."""
+
+  def __init__(self, directory, keep=5, every_steps=None, every_secs=None,
+               **objects):
+    self.directory = directory
+    self.every_steps = every_steps
+    self.every_secs = every_secs
+    self.checkpoint = tf.train.Checkpoint(**objects)
+    self.manager = None
+    if directory:
+      self.manager = tf.train.CheckpointManager(
+          self.checkpoint, directory, max_to_keep=keep)
+    self._last_time = time.time()
+    self._last_step = None
+
+  @property
+  def latest(self):
+    return self.manager.latest_checkpoint if self.manager else None
+
+  def restore(self):
+    """Loads the latest checkpoint, if any; returns its path."""
+    if self.latest:
+      self.checkpoint.restore(self.latest).expect_partial()
+    return self.latest
+
+  def save(self, step):
+    if not self.manager or step == self._last_step:
+      return None
+    path = self.manager.save(checkpoint_number=step)
+    self._last_time, self._last_step = time.time(), step
+    return path
+
+  def maybe_save(self, step):
+    due_steps = self.every_steps and step % self.every_steps == 0
+    due_secs = self.every_secs and (
+        time.time() - self._last_time >= self.every_secs)
+    return self.save(step) if (due_steps or due_secs) else None
+
+
+def last_checkpoints(model_dir, n):
+  """The paths of the last ``n`` checkpoints in ``model_dir``, oldest first."""
+  state = tf.train.get_checkpoint_state(model_dir)
+  paths = list(state.all_model_checkpoint_paths) if state else []
+  if not paths:
+    raise FileNotFoundError(f"no checkpoints in {model_dir}")
+  return paths[-n:]
+
+
+def average_into(model, paths):
+  """Sets ``model``'s weights to the element-wise mean of its weights in the
+  checkpoints ``paths`` (each saved with ``model=``)."""
+  sums = [np.zeros(v.shape, np.float64) for v in model.weights]
+  for path in paths:
+    tf.train.Checkpoint(model=model).restore(path).expect_partial()
+    for total, variable in zip(sums, model.weights):
+      total += np.asarray(variable.numpy(), np.float64)
+  for total, variable in zip(sums, model.weights):
+    variable.assign((total / len(paths)).astype(variable.dtype))
+
+
+def step_of(path):
+  """The step number a checkpoint path ends with (ckpt-1200 -> 1200)."""
+  return int(os.path.basename(path).rsplit("-", 1)[-1])

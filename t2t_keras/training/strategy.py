@@ -1,0 +1,52 @@
+"""Which tf.distribute strategy a run uses.
+
+- TF_CONFIG naming several workers: MultiWorkerMirroredStrategy.
+- Otherwise MirroredStrategy over the local GPUs (all of them, or the first
+  ``worker_gpu``), or over ``cpu_devices`` logical CPUs: the CPU split into
+  N devices, so the multi-replica path runs and is tested without GPUs.
+- One device and no GPU: the default strategy (no replication).
+"""
+
+import json
+import os
+
+import tensorflow as tf
+
+
+def split_cpu(num_devices):
+  """Splits the CPU into ``num_devices`` logical devices. Must run before
+  TensorFlow initializes its devices (before any op runs)."""
+  cpus = tf.config.list_physical_devices("CPU")
+  try:
+    tf.config.set_logical_device_configuration(
+        cpus[0], [tf.config.LogicalDeviceConfiguration()] * num_devices)
+  except RuntimeError as e:
+    existing = len(tf.config.list_logical_devices("CPU"))
+    if existing != num_devices:
+      raise RuntimeError(
+          f"cannot split the CPU into {num_devices} devices: TensorFlow "
+          f"already started with {existing}") from e
+
+
+def num_workers():
+  config = json.loads(os.environ.get("TF_CONFIG", "{}") or "{}")
+  return len(config.get("cluster", {}).get("worker", []))
+
+
+def make_strategy(worker_gpu=None, cpu_devices=None):
+  """The strategy for this process (see the module docstring)."""
+  if num_workers() > 1:
+    if cpu_devices and cpu_devices > 1:
+      split_cpu(cpu_devices)
+    return tf.distribute.MultiWorkerMirroredStrategy()
+  gpus = tf.config.list_physical_devices("GPU")
+  if gpus:
+    count = len(gpus) if not worker_gpu else min(worker_gpu, len(gpus))
+    return tf.distribute.MirroredStrategy(
+        [f"/gpu:{i}" for i in range(count)]) if count > 1 else \
+        tf.distribute.OneDeviceStrategy("/gpu:0")
+  if cpu_devices and cpu_devices > 1:
+    split_cpu(cpu_devices)
+    return tf.distribute.MirroredStrategy(
+        [f"/cpu:{i}" for i in range(cpu_devices)])
+  return tf.distribute.get_strategy()

@@ -1,0 +1,215 @@
+"""Training under tf.distribute, gradient accumulation, averaging, NaN stops,
+mixed precision and summaries."""
+
+import glob
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import t2t_keras
+from t2t_keras import registry
+from t2t_keras.training.average import average_checkpoints
+from t2t_keras.training.run import dtype_policy, train
+from t2t_keras.training.trainer import NonFiniteLossError, Trainer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+SGD = ("hidden_size=32,filter_size=64,layer_prepostprocess_dropout=0.0,"
+       "optimizer=sgd,learning_rate=2000.0")
+
+
+def env():
+  return dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
+              PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+def test_two_replicas_equal_one_replica_on_the_same_global_batch():
+  result = subprocess.run(
+      [sys.executable, os.path.join(HERE, "distributed_check.py")],
+      capture_output=True, text=True, env=env(), timeout=600, check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  report = json.loads(result.stdout.strip().splitlines()[-1])
+  print(report)
+  assert report["replicas"] == 2
+  assert report["tokens"][0] == report["tokens"][1]
+  assert report["loss"][0] == pytest.approx(report["loss"][1], rel=1e-6)
+  assert report["norm"][0] == pytest.approx(report["norm"][1], rel=1e-5)
+  # Float32 sums in a different order: within 1e-4 of the largest update.
+  assert report["worst_relative_delta"] < 1e-4
+
+
+def micro_batches(rng):
+  shapes = [(3, 5, 6), (2, 7, 4), (4, 3, 3), (1, 9, 8)]
+  batches = []
+  for rows, source, target in shapes:
+    inputs = rng.randint(2, 20, size=(rows, source)).astype("int64")
+    targets = rng.randint(2, 20, size=(rows, target)).astype("int64")
+    targets[0, -1] = 0
+    batches.append({"inputs": inputs, "targets": targets})
+  return batches
+
+
+def concat(parts):
+  length = {k: max(p[k].shape[1] for p in parts) for k in parts[0]}
+  return {k: np.concatenate([np.pad(p[k], ((0, 0), (0, length[k] - p[k].shape[1])))
+                             for p in parts]) for k in parts[0]}
+
+
+def sgd_trainer(overrides=""):
+  hp = registry.hparams("transformer_tiny").parse(SGD).parse(overrides)
+
+  def build():
+    import keras  # pylint: disable=g-import-not-at-top
+    keras.utils.set_random_seed(7)
+    return t2t_keras.build_model(hparams=hp, vocab_size=20)
+
+  return Trainer(build, hp)
+
+
+def updates(trainer, micro):
+  before = [v.numpy().copy() for v in trainer.model.trainable_variables]
+  loss, tokens, norm = trainer.train_step(micro)
+  deltas = [v.numpy() - b for v, b in
+            zip(trainer.model.trainable_variables, before)]
+  return loss, tokens, norm, deltas
+
+
+def test_accumulating_4_micro_batches_equals_one_4x_batch():
+  micro = micro_batches(np.random.RandomState(0))
+  accumulated = updates(sgd_trainer("gradient_accumulation_steps=4"), micro)
+  whole = updates(sgd_trainer(), [concat(micro)])
+  assert accumulated[1] == whole[1]
+  assert accumulated[0] == pytest.approx(whole[0], rel=1e-6)
+  assert accumulated[2] == pytest.approx(whole[2], rel=1e-5)
+  scale = max(float(np.abs(d).max()) for d in whole[3])
+  worst = max(float(np.abs(a - b).max()) for a, b in
+              zip(accumulated[3], whole[3]))
+  assert worst / scale < 1e-4
+  # The mean of per-micro-batch means would be a different gradient.
+  per_batch = [updates(sgd_trainer(), [m])[2] for m in micro]
+  assert abs(np.mean(per_batch) - whole[2]) > 1e-3
+
+
+def test_wrong_number_of_micro_batches_is_an_error():
+  trainer = sgd_trainer("gradient_accumulation_steps=2")
+  with pytest.raises(ValueError, match="expected 2 micro-batches, got 1"):
+    trainer.train_step(micro_batches(np.random.RandomState(1))[:1])
+
+
+def run_copy(output_dir, steps, overrides="", **kwargs):
+  logs = []
+  metrics = train("copy_sequence", "transformer_tiny", output_dir,
+                  train_steps=steps,
+                  hparams_overrides="hidden_size=32,filter_size=64,"
+                  "batch_size=320,max_length=16" + overrides,
+                  log=logs.append, **kwargs)
+  return metrics, logs
+
+
+def test_average_of_3_checkpoints_is_the_elementwise_mean(tmp_path):
+  model_dir = str(tmp_path / "run")
+  run_copy(model_dir, 6, save_checkpoints_steps=2)
+  path = average_checkpoints(model_dir, n=3, log=lambda _: None)
+  assert os.path.basename(path) == "ckpt-6"
+  from t2t_keras.models.builder import build_model_from_dir  # pylint: disable=g-import-not-at-top
+
+  def weights(directory, checkpoint):
+    model, _, _ = build_model_from_dir(directory)
+    tf.train.Checkpoint(model=model).restore(
+        os.path.join(directory, checkpoint)).assert_nontrivial_match()
+    return [v.numpy() for v in model.weights]
+
+  sources = [weights(model_dir, f"ckpt-{s}") for s in (2, 4, 6)]
+  averaged = weights(os.path.dirname(path), "ckpt-6")
+  assert len(averaged) > 20
+  assert not np.allclose(sources[0][0], sources[2][0])   # they did change
+  for i, value in enumerate(averaged):
+    mean = np.mean([s[i] for s in sources], axis=0)
+    np.testing.assert_allclose(value, mean, rtol=1e-6, atol=1e-7)
+
+
+def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(tmp_path):
+  model_dir = str(tmp_path / "run")
+  with pytest.raises(NonFiniteLossError) as info:
+    run_copy(model_dir, 50, ",optimizer=sgd,learning_rate=1e12,"
+             "learning_rate_warmup_steps=1", save_checkpoints_steps=1)
+  message = str(info.value)
+  assert "the training loss became" in message and "is kept" in message
+  latest = tf.train.latest_checkpoint(model_dir)
+  reader = tf.train.load_checkpoint(latest)
+  for key in reader.get_variable_to_shape_map():
+    if key.startswith("model/") and key.endswith("VARIABLE_VALUE"):
+      assert np.isfinite(reader.get_tensor(key)).all(), key
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_mixed_precision_steps(tmp_path, dtype):
+  metrics, logs = run_copy(str(tmp_path / dtype), 3,
+                           f",activation_dtype={dtype}")
+  assert f"{dtype} activations" in logs[0]
+  assert np.isfinite(metrics["loss"])
+  import keras  # pylint: disable=g-import-not-at-top
+  assert keras.config.dtype_policy().name == "float32"   # restored
+  with dtype_policy(dtype):
+    model = t2t_keras.build_model("transformer_tiny", vocab_size=12,
+                                  hparams_overrides="hidden_size=32")
+    logits = model({"inputs": np.ones((1, 3), "int32"),
+                    "targets": np.ones((1, 2), "int32")})
+  assert logits.dtype == "float32"
+
+
+def test_summaries_for_tensorboard(tmp_path):
+  model_dir = str(tmp_path / "run")
+  run_copy(model_dir, 4, eval_every=2)
+  tags = {"train": set(), "eval": set()}
+  for kind in tags:
+    for path in glob.glob(os.path.join(model_dir, kind, "events.*")):
+      for event in tf.compat.v1.train.summary_iterator(path):
+        tags[kind].update(v.tag for v in event.summary.value)
+  assert {"loss", "learning_rate", "gradient_norm",
+          "tokens_per_sec"} <= tags["train"]
+  assert {"loss", "perplexity", "accuracy"} <= tags["eval"]
+
+
+def free_port():
+  with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    return s.getsockname()[1]
+
+
+def test_two_worker_multi_worker_mirrored_run(tmp_path):
+  ports = [free_port(), free_port()]
+  cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
+  out = str(tmp_path / "run")
+  processes = []
+  for index in range(2):
+    worker_env = env()
+    worker_env["TF_CONFIG"] = json.dumps(
+        {"cluster": cluster, "task": {"type": "worker", "index": index}})
+    processes.append(subprocess.Popen(
+        [sys.executable, "-m", "t2t_keras.bin.t2t_trainer",
+         "--problem=copy_sequence", "--hparams_set=transformer_tiny",
+         "--hparams=hidden_size=32,filter_size=64,batch_size=320,"
+         "max_length=16", "--train_steps=3", "--eval_steps=2",
+         f"--output_dir={out}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+        env=worker_env))
+  outputs = []
+  for process in processes:
+    try:
+      stdout, stderr = process.communicate(timeout=400)
+    except subprocess.TimeoutExpired:
+      for p in processes:
+        p.kill()
+      raise
+    outputs.append((process.returncode, stdout, stderr))
+  for code, stdout, stderr in outputs:
+    assert code == 0, stderr[-3000:]
+    assert "2 replica(s)" in stdout and "step 3: dev loss" in stdout
+  assert tf.train.latest_checkpoint(out).endswith("ckpt-3")
