@@ -15,7 +15,10 @@ def requirements(name):
 
 COMMANDS = {
     "t2t-avg-all": "t2t_keras.bin.t2t_avg_all:run",
+    "t2t-bleu": "t2t_keras.bin.t2t_bleu:run",
     "t2t-datagen": "t2t_keras.bin.t2t_datagen:run",
+    "t2t-decoder": "t2t_keras.bin.t2t_decoder:run",
+    "t2t-evalb": "t2t_keras.bin.t2t_evalb:run",
     "t2t-trainer": "t2t_keras.bin.t2t_trainer:run",
 }
 

@@ -6,7 +6,7 @@ import os
 import re
 
 from t2t_keras import registry
-from t2t_keras.data import trees
+from t2t_keras import trees
 from t2t_keras.data.corpus import CorpusError, check_file
 from t2t_keras.data.sources import PairSource
 from t2t_keras.data.text_problem import Text2TextProblem
@@ -91,6 +91,10 @@ class ParsingWsj(Text2TextProblem):
                         "--raw_data_dir (the Penn Treebank is not "
                         "downloadable)")
     return TreebankSource(raw_dir, raw_prefixes)
+
+  def postprocess(self, output, sentence):
+    """What t2t-decoder writes: the predicted tree, repaired."""
+    return self.output_to_tree(output, sentence)
 
   @staticmethod
   def output_to_tree(output, sentence):

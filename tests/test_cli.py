@@ -79,3 +79,12 @@ def test_datagen_then_train_on_the_default_problem(tmp_path):
                 "--train_steps=4", f"--output_dir={tmp_path / 'train'}")
   assert run.returncode == 0, run.stderr
   assert "step 4: dev loss" in run.stdout
+
+
+def test_cpu_devices_runs_two_replicas(tmp_path):
+  result = trainer("--problem=copy_sequence", "--hparams_set=transformer_tiny",
+                   "--hparams=hidden_size=32,filter_size=64,batch_size=320,"
+                   "max_length=16", "--train_steps=2", "--cpu_devices=2",
+                   f"--output_dir={tmp_path}")
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert "2 replica(s)" in result.stdout and "step 2: dev loss" in result.stdout

@@ -164,6 +164,11 @@ def test_mixed_precision_steps(tmp_path, dtype):
   assert logits.dtype == "float32"
 
 
+def test_xla_compiled_steps(tmp_path):
+  metrics, logs = run_copy(str(tmp_path / "xla"), 2, jit_compile=True)
+  assert "step 2: dev loss" in logs[-1] and np.isfinite(metrics["loss"])
+
+
 def test_summaries_for_tensorboard(tmp_path):
   model_dir = str(tmp_path / "run")
   run_copy(model_dir, 4, eval_every=2)

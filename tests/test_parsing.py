@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from t2t_keras import registry
-from t2t_keras.data import trees
+from t2t_keras import trees
 from t2t_keras.data.corpus import CorpusError
 from t2t_keras.data.datagen import generate
 

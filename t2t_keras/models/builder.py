@@ -70,3 +70,32 @@ def build_model_from_dir(model_dir):
                                       spec["target_vocab_size"])
   net.build()
   return net, hparams, spec
+
+
+def load_model_from_dir(model_dir, checkpoint_path=None):
+  """The model of a training run with trained weights: from
+  ``checkpoint_path`` (a checkpoint, or a directory whose latest is used,
+  e.g. an averaged one) or else ``model_dir``'s latest checkpoint.
+  Returns (model, hparams, spec, checkpoint used)."""
+  import os  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  path = checkpoint_path or model_dir
+  if os.path.isdir(path):
+    latest = tf.train.latest_checkpoint(path)
+    if not latest:
+      raise FileNotFoundError(f"no checkpoint in {path}")
+    path = latest
+  elif not tf.io.gfile.exists(path + ".index"):
+    raise FileNotFoundError(f"no checkpoint {path} (expected {path}.index)")
+  source_dir = model_dir if os.path.isfile(
+      os.path.join(model_dir, MODEL_SPEC)) else os.path.dirname(path)
+  net, hparams, spec = build_model_from_dir(source_dir)
+  status = tf.train.Checkpoint(model=net).restore(path).expect_partial()
+  try:
+    status.assert_existing_objects_matched()
+  except AssertionError as e:
+    raise ValueError(
+        f"checkpoint {path} does not hold every weight of the model in "
+        f"{source_dir} (another model, or written before t2t_keras 0.1's "
+        f"checkpoint fix): {str(e)[:300]}") from None
+  return net, hparams, spec, path

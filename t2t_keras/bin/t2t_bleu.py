@@ -1,0 +1,37 @@
+"""t2t-bleu: BLEU of a translation file against a reference file."""
+
+from absl import flags
+
+from t2t_keras.bin import common
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("translation", None, "The system's output, one a line.")
+flags.DEFINE_string("reference", None, "The reference, line-aligned.")
+flags.DEFINE_string("tokenized_lang", "de",
+                    "Language of the Moses tokenizer for the paper's "
+                    "tokenized BLEU; empty: skip that score.")
+
+
+def main(argv):
+  if common.setup(argv):
+    return 0
+  common.require(FLAGS, "translation", "reference")
+  from t2t_keras.metrics import bleu  # pylint: disable=g-import-not-at-top
+  hypotheses = bleu.read_lines(FLAGS.translation)
+  references = bleu.read_lines(FLAGS.reference)
+  score, signature = bleu.sacre_bleu(hypotheses, references)
+  print(f"BLEU (sacreBLEU, detokenized) = {score:.2f}  [{signature}]")
+  if FLAGS.tokenized_lang:
+    tokenized = bleu.tokenized_bleu(hypotheses, references,
+                                    FLAGS.tokenized_lang)
+    print(f"BLEU (tokenized, Moses {FLAGS.tokenized_lang}, compounds split, "
+          f"case-sensitive: the paper's EN-DE scoring) = {tokenized:.2f}")
+  return 0
+
+
+def run():
+  common.run(main)
+
+
+if __name__ == "__main__":
+  run()

@@ -1,0 +1,54 @@
+"""t2t-decoder: translate (or parse) lines with a trained model."""
+
+import sys
+
+from absl import flags
+
+from t2t_keras.bin import common
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("problem", None, "Registered problem name.")
+flags.DEFINE_string("output_dir", None, "The t2t-trainer --output_dir.")
+flags.DEFINE_string("data_dir", None, "The problem's data (vocabulary).")
+flags.DEFINE_string("checkpoint_path", None,
+                    "A checkpoint, or a directory whose latest checkpoint to "
+                    "use (e.g. <output_dir>/avg); default: the latest in "
+                    "--output_dir.")
+flags.DEFINE_string("decode_hparams", "",
+                    "e.g. 'beam_size=4,alpha=0.6,extra_length=50,"
+                    "batch_size=32,return_beams=false'.")
+flags.DEFINE_string("decode_from_file", None, "Input lines; default stdin.")
+flags.DEFINE_string("decode_to_file", None, "Output lines; default stdout.")
+flags.DEFINE_string("hparams_set", None,
+                    "Accepted for tensor2tensor compatibility; the run's "
+                    "hparams.json is used and must come from this set.")
+flags.DEFINE_string("model", None, "Accepted for compatibility (model.json).")
+
+
+def main(argv):
+  if common.setup(argv):
+    return 0
+  common.require(FLAGS, "problem", "output_dir", "data_dir")
+  from t2t_keras.decoding.run import decode  # pylint: disable=g-import-not-at-top
+  source = open(FLAGS.decode_from_file, encoding="utf-8") \
+      if FLAGS.decode_from_file else sys.stdin
+  target = open(FLAGS.decode_to_file, "w", encoding="utf-8") \
+      if FLAGS.decode_to_file else sys.stdout
+  try:
+    decode(FLAGS.problem, FLAGS.output_dir, FLAGS.data_dir, source, target,
+           checkpoint_path=FLAGS.checkpoint_path,
+           decode_overrides=FLAGS.decode_hparams,
+           hparams_set=FLAGS.hparams_set, model_name=FLAGS.model)
+  finally:
+    for f in (source, target):
+      if f not in (sys.stdin, sys.stdout):
+        f.close()
+  return 0
+
+
+def run():
+  common.run(main)
+
+
+if __name__ == "__main__":
+  run()

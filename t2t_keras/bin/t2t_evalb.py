@@ -1,0 +1,36 @@
+"""t2t-evalb: labelled bracket precision, recall and F1 (EVALB's standard
+parameters) of one-tree-per-line files."""
+
+from absl import flags
+
+from t2t_keras.bin import common
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("gold_file", None, "Gold trees, one per line.")
+flags.DEFINE_string("test_file", None, "Predicted trees, line-aligned.")
+
+
+def main(argv):
+  if common.setup(argv):
+    return 0
+  common.require(FLAGS, "gold_file", "test_file")
+  from t2t_keras.metrics import evalb  # pylint: disable=g-import-not-at-top
+  from t2t_keras.metrics.bleu import read_lines  # pylint: disable=g-import-not-at-top
+  result = evalb.evaluate(read_lines(FLAGS.gold_file),
+                          read_lines(FLAGS.test_file))
+  for number, reason in result["errors"]:
+    print(f"sentence {number}: {reason}; not scored")
+  for name, title in (("all", "all sentences"), ("short", "<= 40 words")):
+    counts = result[name]
+    p, r, f = counts.scores()
+    print(f"{title}: {counts.sentences} sentences  precision {p:.2f}  "
+          f"recall {r:.2f}  F1 {f:.2f}")
+  return 0
+
+
+def run():
+  common.run(main)
+
+
+if __name__ == "__main__":
+  run()

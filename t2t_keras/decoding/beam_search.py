@@ -1,0 +1,159 @@
+"""Beam search and greedy decoding over the model's cached decoder
+(section 6.1: beam 4, length penalty alpha 0.6, maximum output length input
+length + 50, early termination).
+
+Written with core TensorFlow ops only (tf.while_loop, gather, top_k), so a
+SavedModel of it loads in stock TF Serving. Scores are GNMT's (the paper's
+[38]): log P(Y|X) / lp(Y), lp(Y) = ((5 + |Y|) / 6)^alpha, |Y| counting EOS.
+"""
+
+import tensorflow as tf
+
+EOS_ID = 1
+PAD_ID = 0
+_NEG_INF = -1e9
+
+
+def length_penalty(length, alpha):
+  return tf.pow((5.0 + tf.cast(length, tf.float32)) / 6.0, alpha)
+
+
+def _limits(inputs, extra_length):
+  """Per-sentence maximum output length (EOS included): the number of real
+  input tokens (EOS included) + extra_length."""
+  lengths = tf.reduce_sum(tf.cast(tf.not_equal(inputs, PAD_ID), tf.int32), 1)
+  return lengths + extra_length
+
+
+def _step_log_probs(model, ids, step, cache, limits):
+  """log-softmax of the next token, with padding never produced and EOS
+  forced at each sentence's limit. ids: [n]; limits: [n]."""
+  logits, cache = model.decode_step(ids, step, cache)
+  logits = tf.cast(logits, tf.float32)
+  vocab = tf.shape(logits)[1]
+  pad = tf.one_hot(PAD_ID, vocab, on_value=_NEG_INF, off_value=0.0)
+  last = tf.equal(step + 1, limits)[:, None]
+  only_eos = tf.where(tf.equal(tf.range(vocab), EOS_ID), 0.0, _NEG_INF)
+  logits = logits + pad[None] + tf.where(last, only_eos[None], 0.0)
+  return tf.nn.log_softmax(logits), cache
+
+
+def greedy_decode(model, inputs, extra_length=50):
+  """Argmax decoding. inputs: int [batch, length].
+
+  Returns (ids [batch, max_length] 0-padded after EOS, log-prob [batch]).
+  """
+  inputs = tf.convert_to_tensor(inputs)
+  batch = tf.shape(inputs)[0]
+  limits = _limits(inputs, extra_length)
+  max_length = tf.reduce_max(limits)
+  memory, bias = model.encode(inputs)
+  cache = model.init_cache(memory, bias, max_length)
+
+  def body(step, previous, done, ids, score, cache):
+    log_probs, cache = _step_log_probs(model, previous, step, cache, limits)
+    token = tf.argmax(log_probs, axis=-1, output_type=tf.int32)
+    token = tf.where(done, PAD_ID, token)
+    gained = tf.gather(log_probs, token, axis=1, batch_dims=1)
+    score = score + tf.where(done, 0.0, gained)
+    ids = ids.write(step, token)
+    done = tf.logical_or(done, tf.equal(token, EOS_ID))
+    return step + 1, token, done, ids, score, cache
+
+  def cond(step, previous, done, *_):
+    del previous
+    return tf.logical_and(step < max_length,
+                          tf.logical_not(tf.reduce_all(done)))
+
+  start = (tf.constant(0), tf.zeros([batch], tf.int32),
+           tf.zeros([batch], tf.bool),
+           tf.TensorArray(tf.int32, size=0, dynamic_size=True),
+           tf.zeros([batch], tf.float32), cache)
+  _, _, _, ids, score, _ = tf.while_loop(cond, body, start)
+  return tf.transpose(ids.stack()), score
+
+
+def _gather_beams(tensor, indices, batch, beam):
+  """tensor: [batch * beam, ...]; indices: [batch, beam] beam indices."""
+  flat = indices + tf.range(batch)[:, None] * beam
+  return tf.gather(tensor, tf.reshape(flat, [-1]))
+
+
+def beam_search(model, inputs, beam_size=4, alpha=0.6, extra_length=50):
+  """Beam search. inputs: int [batch, length].
+
+  Returns (ids [batch, beam_size, max_length], 0-padded after EOS, best
+  first; scores [batch, beam_size], length-penalized log-probabilities).
+  """
+  inputs = tf.convert_to_tensor(inputs)
+  batch, beam = tf.shape(inputs)[0], beam_size
+  limits = tf.repeat(_limits(inputs, extra_length), beam)       # [batch*beam]
+  max_length = tf.reduce_max(limits)
+  memory, bias = model.encode(inputs)
+  memory, bias = (tf.repeat(memory, beam, axis=0),
+                  tf.repeat(bias, beam, axis=0))
+  cache = model.init_cache(memory, bias, max_length)
+  sentence_limits = limits[::beam]                                 # [batch]
+  best_possible_lp = length_penalty(sentence_limits, alpha)
+
+  def write(sequences, step, tokens):
+    here = tf.equal(tf.range(max_length), step)[None, None, :]
+    return tf.where(here, tokens[:, :, None], sequences)
+
+  def body(step, alive_seq, alive_logp, fin_seq, fin_score, cache):
+    previous = tf.reshape(
+        tf.gather(alive_seq, tf.maximum(step - 1, 0), axis=2), [-1])
+    previous = tf.where(step > 0, previous, tf.zeros_like(previous))
+    log_probs, cache = _step_log_probs(model, previous, step, cache, limits)
+    vocab = tf.shape(log_probs)[1]
+    candidates = alive_logp[:, :, None] + tf.reshape(log_probs,
+                                                     [batch, beam, -1])
+    flat = tf.reshape(candidates, [batch, -1])                 # [batch, K*V]
+    top_logp, top_index = tf.math.top_k(flat, k=2 * beam)
+    top_beam, top_token = top_index // vocab, top_index % vocab
+    top_seq = write(tf.gather(alive_seq, top_beam, batch_dims=1), step,
+                    top_token)
+    is_eos = tf.equal(top_token, EOS_ID)
+    # Alive: the best K that did not end.
+    alive_rank = top_logp + tf.where(is_eos, _NEG_INF, 0.0)
+    new_logp, alive_pick = tf.math.top_k(alive_rank, k=beam)
+    alive_seq = tf.gather(top_seq, alive_pick, batch_dims=1)
+    origin = tf.gather(top_beam, alive_pick, batch_dims=1)
+    # Only the self-attention caches differ between beams; the encoder's keys
+    # and values are the same for every beam of a sentence.
+    cache = dict(cache, layers=[
+        dict(layer, self=tf.nest.map_structure(
+            lambda t: _gather_beams(t, origin, batch, beam), layer["self"]))
+        for layer in cache["layers"]])
+    # Finished: the best K of the old ones and those that just ended.
+    score = top_logp / length_penalty(step + 1, alpha)
+    real = tf.logical_and(is_eos, top_logp > _NEG_INF / 2)  # not from dead beams
+    score = tf.where(real, score, _NEG_INF)
+    pool_seq = tf.concat([fin_seq, top_seq], axis=1)
+    pool_score = tf.concat([fin_score, score], axis=1)
+    fin_score, pick = tf.math.top_k(pool_score, k=beam)
+    fin_seq = tf.gather(pool_seq, pick, batch_dims=1)
+    return step + 1, alive_seq, new_logp, fin_seq, fin_score, cache
+
+  def cond(step, alive_seq, alive_logp, fin_seq, fin_score, cache):
+    del alive_seq, fin_seq, cache
+    # No live beam can beat the best finished one: log-probs only fall and
+    # the penalty is largest at the sentence's limit.
+    best_alive = alive_logp[:, 0] / best_possible_lp
+    done = tf.reduce_all(fin_score[:, 0] >= best_alive)
+    return tf.logical_and(step < max_length, tf.logical_not(done))
+
+  first = tf.concat([tf.zeros([1]), tf.fill([beam - 1], _NEG_INF)], 0)
+  start = (tf.constant(0), tf.zeros([batch, beam, max_length], tf.int32),
+           tf.tile(first[None], [batch, 1]),
+           tf.zeros([batch, beam, max_length], tf.int32),
+           tf.fill([batch, beam], _NEG_INF), cache)
+  _, alive_seq, alive_logp, fin_seq, fin_score, _ = tf.while_loop(
+      cond, body, start)
+  # A sentence with nothing finished (cannot happen with EOS forced at the
+  # limit, unless stopped early) falls back to its live beams.
+  none_finished = tf.reduce_all(fin_score <= _NEG_INF / 2, axis=1)
+  alive_score = alive_logp / best_possible_lp[:, None]
+  ids = tf.where(none_finished[:, None, None], alive_seq, fin_seq)
+  scores = tf.where(none_finished[:, None], alive_score, fin_score)
+  return ids, scores

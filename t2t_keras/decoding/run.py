@@ -1,0 +1,33 @@
+"""What t2t-decoder runs."""
+
+import sys
+
+from t2t_keras import registry
+from t2t_keras.decoding.decoder import Decoder, decode_file, decode_hparams
+from t2t_keras.models.builder import load_model_from_dir
+
+
+def _to_stderr(message):
+  print(message, file=sys.stderr, flush=True)
+
+
+def decode(problem_name, model_dir, data_dir, source, target,
+           checkpoint_path=None, decode_overrides="", hparams_set=None,
+           model_name=None, log=_to_stderr):
+  """Decodes the lines of ``source`` into ``target`` with the run in
+  ``model_dir``; progress goes to ``log`` (stderr: stdout may be the
+  output). Returns the number of lines written."""
+  problem = registry.problem(problem_name)
+  model, _, spec, path = load_model_from_dir(model_dir, checkpoint_path)
+  trained = spec.get("flags", {})
+  for flag, given in (("hparams_set", hparams_set), ("model", model_name)):
+    if given and trained.get(flag) and trained[flag] != given:
+      raise ValueError(f"--{flag}={given}, but {model_dir} was trained with "
+                       f"--{flag}={trained[flag]}")
+  hparams = decode_hparams(decode_overrides,
+                           getattr(problem, "decode_defaults", None))
+  decoder = Decoder(model, problem.vocab(data_dir), hparams,
+                    postprocess=getattr(problem, "postprocess", None))
+  log(f"decoding with {path}: beam {hparams.beam_size}, alpha "
+      f"{hparams.alpha}, extra length {hparams.extra_length}")
+  return decode_file(decoder, source, target, log=log)

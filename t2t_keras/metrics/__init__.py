@@ -1,0 +1,1 @@
+"""Evaluation: BLEU (sacreBLEU and the paper's tokenized BLEU) and EVALB."""

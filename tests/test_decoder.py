@@ -1,0 +1,79 @@
+"""t2t-decoder: one output line per input line, order, files and pipes."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from t2t_keras import registry
+from t2t_keras.data.datagen import generate
+from t2t_keras.decoding.decoder import Decoder, decode_hparams
+from t2t_keras.models.builder import load_model_from_dir
+from t2t_keras.training.run import train
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LINES = ["the dog sees a cat", "", "these old houses see a tree near a river",
+         "x" * 10000, "a kind teacher helps those children",
+         "ünïcödé ☃ 中文"]
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+  root = tmp_path_factory.mktemp("decode")
+  data, out = str(root / "data"), str(root / "train")
+  generate("translate_synthetic", data, log=lambda _: None)
+  train("translate_synthetic", "transformer_tiny", out, train_steps=30,
+        hparams_overrides="hidden_size=32,filter_size=64,batch_size=1024,"
+        "learning_rate_warmup_steps=10", data_dir=data, log=lambda _: None)
+  return data, out
+
+
+def decoder(run_dir, overrides=""):
+  data, out = run_dir
+  model, _, _, _ = load_model_from_dir(out)
+  vocab = registry.problem("translate_synthetic").vocab(data)
+  hparams = decode_hparams("extra_length=8,max_input_length=64," + overrides)
+  return Decoder(model, vocab, hparams)
+
+
+@pytest.mark.parametrize("overrides", ["beam_size=4", "beam_size=1"])
+def test_every_line_gives_one_line_in_order(run_dir, overrides):
+  d = decoder(run_dir, overrides + ",batch_size=2")
+  outputs = d.decode(LINES)
+  assert len(outputs) == len(LINES)
+  assert all(isinstance(o, str) and "\n" not in o for o in outputs)
+  assert d.stats.truncated == 1                  # the 10,000-character line
+  alone = [decoder(run_dir, overrides).decode([line])[0] for line in LINES]
+  assert outputs == alone                        # batching and sorting undone
+
+
+def test_n_best_lists(run_dir):
+  outputs = decoder(run_dir, "beam_size=3,return_beams=true").decode(LINES[:2])
+  assert all(len(o) == 3 for o in outputs)
+  scores = [s for _, s in outputs[0]]
+  assert scores == sorted(scores, reverse=True)
+
+
+def test_cli_files_and_pipes(run_dir, tmp_path):
+  data, out = run_dir
+  source = tmp_path / "in.txt"
+  source.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+  target = tmp_path / "out.txt"
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+  common = [sys.executable, "-m", "t2t_keras.bin.t2t_decoder",
+            "--problem=translate_synthetic", f"--output_dir={out}",
+            f"--data_dir={data}",
+            "--decode_hparams=beam_size=2,extra_length=8,max_input_length=64"]
+  result = subprocess.run(common + [f"--decode_from_file={source}",
+                                    f"--decode_to_file={target}"],
+                          capture_output=True, text=True, env=env, cwd=REPO,
+                          timeout=300, check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert len(target.read_text(encoding="utf-8").split("\n")) == len(LINES) + 1
+  assert "sentences/s" in result.stderr
+  piped = subprocess.run(common, input="\n".join(LINES) + "\n",
+                         capture_output=True, text=True, env=env, cwd=REPO,
+                         timeout=300, check=False)
+  assert piped.returncode == 0, piped.stderr[-3000:]
+  assert piped.stdout == target.read_text(encoding="utf-8")
