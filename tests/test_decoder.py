@@ -44,7 +44,8 @@ def test_every_line_gives_one_line_in_order(run_dir, overrides):
   assert len(outputs) == len(LINES)
   assert all(isinstance(o, str) and "\n" not in o for o in outputs)
   assert d.stats.truncated == 1                  # the 10,000-character line
-  alone = [decoder(run_dir, overrides).decode([line])[0] for line in LINES]
+  single = decoder(run_dir, overrides)
+  alone = [single.decode([line])[0] for line in LINES]
   assert outputs == alone                        # batching and sorting undone
 
 
