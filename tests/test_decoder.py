@@ -7,10 +7,8 @@ import sys
 import pytest
 
 from t2t_keras import registry
-from t2t_keras.data.datagen import generate
 from t2t_keras.decoding.decoder import Decoder, decode_hparams
 from t2t_keras.models.builder import load_model_from_dir
-from t2t_keras.training.run import train
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LINES = ["the dog sees a cat", "", "these old houses see a tree near a river",
@@ -18,15 +16,9 @@ LINES = ["the dog sees a cat", "", "these old houses see a tree near a river",
          "ünïcödé ☃ 中文"]
 
 
-@pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
-  root = tmp_path_factory.mktemp("decode")
-  data, out = str(root / "data"), str(root / "train")
-  generate("translate_synthetic", data, log=lambda _: None)
-  train("translate_synthetic", "transformer_tiny", out, train_steps=30,
-        hparams_overrides="hidden_size=32,filter_size=64,batch_size=1024,"
-        "learning_rate_warmup_steps=10", data_dir=data, log=lambda _: None)
-  return data, out
+@pytest.fixture
+def run_dir(trained_run):
+  return trained_run
 
 
 def decoder(run_dir, overrides=""):

@@ -51,7 +51,7 @@ def run(main):
     try:
       return main(argv)
     except (HParamsError, RegistryError, ValueError, ImportError,
-            FileNotFoundError, FloatingPointError) as e:
+            FileNotFoundError, FileExistsError, FloatingPointError) as e:
       print(f"error: {e}", file=sys.stderr)
       return 2
 

@@ -19,6 +19,9 @@ flags.DEFINE_string("decode_hparams", "",
                     "batch_size=32,return_beams=false'.")
 flags.DEFINE_string("decode_from_file", None, "Input lines; default stdin.")
 flags.DEFINE_string("decode_to_file", None, "Output lines; default stdout.")
+flags.DEFINE_string("saved_model_dir", None,
+                    "Decode through this exported SavedModel (a version "
+                    "directory from t2t-exporter) instead of a checkpoint.")
 flags.DEFINE_string("hparams_set", None,
                     "Accepted for tensor2tensor compatibility; the run's "
                     "hparams.json is used and must come from this set.")
@@ -28,7 +31,8 @@ flags.DEFINE_string("model", None, "Accepted for compatibility (model.json).")
 def main(argv):
   if common.setup(argv):
     return 0
-  common.require(FLAGS, "problem", "output_dir", "data_dir")
+  if not FLAGS.saved_model_dir:
+    common.require(FLAGS, "problem", "output_dir", "data_dir")
   from t2t_keras.decoding.run import decode  # pylint: disable=g-import-not-at-top
   source = open(FLAGS.decode_from_file, encoding="utf-8") \
       if FLAGS.decode_from_file else sys.stdin
@@ -38,7 +42,8 @@ def main(argv):
     decode(FLAGS.problem, FLAGS.output_dir, FLAGS.data_dir, source, target,
            checkpoint_path=FLAGS.checkpoint_path,
            decode_overrides=FLAGS.decode_hparams,
-           hparams_set=FLAGS.hparams_set, model_name=FLAGS.model)
+           hparams_set=FLAGS.hparams_set, model_name=FLAGS.model,
+           saved_model_dir=FLAGS.saved_model_dir)
   finally:
     for f in (source, target):
       if f not in (sys.stdin, sys.stdout):

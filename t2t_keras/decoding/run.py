@@ -4,6 +4,7 @@ import sys
 
 from t2t_keras import registry
 from t2t_keras.decoding.decoder import Decoder, decode_file, decode_hparams
+from t2t_keras.decoding.saved_model import SavedModelDecoder
 from t2t_keras.models.builder import load_model_from_dir
 
 
@@ -13,10 +14,15 @@ def _to_stderr(message):
 
 def decode(problem_name, model_dir, data_dir, source, target,
            checkpoint_path=None, decode_overrides="", hparams_set=None,
-           model_name=None, log=_to_stderr):
+           model_name=None, saved_model_dir=None, log=_to_stderr):
   """Decodes the lines of ``source`` into ``target`` with the run in
-  ``model_dir``; progress goes to ``log`` (stderr: stdout may be the
-  output). Returns the number of lines written."""
+  ``model_dir`` (or the export in ``saved_model_dir``, whose decode hparams
+  are fixed); progress goes to ``log`` (stderr: stdout may be the output).
+  Returns the number of lines written."""
+  if saved_model_dir:
+    log(f"decoding with the SavedModel {saved_model_dir}")
+    return decode_file(SavedModelDecoder(saved_model_dir), source, target,
+                       log=log)
   problem = registry.problem(problem_name)
   model, _, spec, path = load_model_from_dir(model_dir, checkpoint_path)
   trained = spec.get("flags", {})

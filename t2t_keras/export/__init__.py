@@ -1,0 +1,1 @@
+"""Export: SavedModels for TF Serving (strings in, translations out)."""

@@ -1,0 +1,69 @@
+"""SavedModels that stock TF Serving loads: strings in, translations out.
+
+The graph holds tokenization (tensorflow-text's SentencePiece ops), beam
+search (core TensorFlow ops) and detokenization; no Python function and no
+custom op. It is written with ``keras.export.ExportArchive``, which tracks the
+model's variables so that session-based loaders (saved_model_cli, TF
+Serving's C++ loader) find them.
+
+Signatures:
+  serving_default: inputs tf.string [batch] -> outputs tf.string [batch],
+    scores float32 [batch] (length-penalized log-probabilities).
+  decode_ids: input_ids int32 [batch, length] (0-padded, EOS-terminated) ->
+    output_ids int32 [batch, length], scores float32 [batch].
+"""
+
+import os
+import time
+
+import keras
+import tensorflow as tf
+
+from t2t_keras.decoding.beam_search import beam_search, greedy_decode
+
+EOS_ID = 1
+
+
+def _search(model, hparams):
+  def search(ids):
+    if hparams.beam_size == 1:
+      out, scores = greedy_decode(model, ids, hparams.extra_length)
+      return out, scores
+    out, scores = beam_search(model, ids, hparams.beam_size, hparams.alpha,
+                              hparams.extra_length)
+    return out[:, 0], scores[:, 0]
+  return search
+
+
+def export(model, vocab, hparams, export_dir, version=None):
+  """Writes ``<export_dir>/<version>/`` (TF Serving's layout; version an
+  integer, default: seconds since the epoch). Returns the path."""
+  version = int(version if version is not None else time.time())
+  path = os.path.join(export_dir, str(version))
+  if os.path.exists(path):
+    raise FileExistsError(f"{path} exists; TF Serving versions are never "
+                          "overwritten: pick another --export_version")
+  search = _search(model, hparams)
+  tokenizer = vocab.tf_tokenizer
+  limit = hparams.max_input_length - 1
+
+  def serve_strings(inputs):
+    ids = tokenizer.tokenize(inputs)[:, :limit]
+    eos = tf.ones([tf.shape(inputs)[0], 1], ids.dtype)
+    ids = tf.concat([ids, tf.RaggedTensor.from_tensor(eos)], axis=1)
+    out, scores = search(tf.cast(ids.to_tensor(0), tf.int32))
+    return {"outputs": vocab.tf_decode(out), "scores": scores}
+
+  def serve_ids(input_ids):
+    out, scores = search(input_ids)
+    return {"output_ids": out, "scores": scores}
+
+  archive = keras.export.ExportArchive()
+  archive.track(model)
+  archive.track(tokenizer)
+  archive.add_endpoint("serving_default", serve_strings, input_signature=[
+      tf.TensorSpec([None], tf.string, name="inputs")])
+  archive.add_endpoint("decode_ids", serve_ids, input_signature=[
+      tf.TensorSpec([None, None], tf.int32, name="input_ids")])
+  archive.write_out(path, verbose=False)
+  return path

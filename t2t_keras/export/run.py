@@ -1,0 +1,28 @@
+"""What t2t-exporter runs."""
+
+import os
+
+from t2t_keras import registry
+from t2t_keras.decoding.decoder import decode_hparams
+from t2t_keras.export.exporter import export
+from t2t_keras.logs import log_line
+from t2t_keras.models.builder import load_model_from_dir
+
+
+def export_run(problem_name, model_dir, data_dir, checkpoint_path=None,
+               decode_overrides="", export_dir=None, version=None,
+               log=log_line):
+  """Exports the run in ``model_dir`` to ``<export_dir>/<version>``
+  (default ``<model_dir>/export``). Returns the path."""
+  problem = registry.problem(problem_name)
+  model, _, _, path = load_model_from_dir(model_dir, checkpoint_path)
+  hparams = decode_hparams(decode_overrides,
+                           getattr(problem, "decode_defaults", None))
+  if getattr(problem, "postprocess", None):
+    log(f"note: {problem_name}'s outputs are exported as decoded text, "
+        "without its post-processing (t2t-decoder applies it)")
+  target = export(model, problem.vocab(data_dir), hparams,
+                  export_dir or os.path.join(model_dir, "export"), version)
+  log(f"exported {path} (beam {hparams.beam_size}, alpha {hparams.alpha}, "
+      f"extra length {hparams.extra_length}) to {target}")
+  return target

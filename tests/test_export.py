@@ -1,0 +1,143 @@
+"""t2t-exporter: the SavedModel loads without t2t_keras, in the session-based
+loader TF Serving uses, and gives t2t-decoder's strings."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from t2t_keras import registry
+from t2t_keras.decoding.decoder import Decoder, decode_hparams
+from t2t_keras.export.run import export_run
+from t2t_keras.models.builder import load_model_from_dir
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LINES = ["the dog sees a cat", "", "these old houses see a tree near a river",
+         "a kind teacher helps those children near the big old house",
+         "ünïcödé ☃ 中文 ä"]
+DECODE = "beam_size=3,alpha=0.6,extra_length=8"
+
+LOAD_WITHOUT_T2T = r"""
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # registers the SentencePiece ops, as TF Serving links them
+model = tf.saved_model.load(sys.argv[1])
+out = model.signatures["serving_default"](inputs=tf.constant(json.loads(sys.argv[2])))
+# (import tensorflow itself imports keras, for tf.keras; t2t_keras never.)
+assert not any(m.startswith("t2t_keras") for m in sys.modules)
+print(json.dumps([o.decode("utf-8") for o in out["outputs"].numpy()]))
+"""
+
+SAVED_MODEL_CLI = r"""
+import sys
+import tensorflow_text  # the model server links tensorflow-text's ops
+from tensorflow.python.tools import saved_model_cli
+sys.argv = ["saved_model_cli"] + sys.argv[1:]
+saved_model_cli.main()
+"""
+
+
+def env():
+  return dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+
+
+@pytest.fixture(scope="module")
+def exported(trained_run, tmp_path_factory):
+  data, out = trained_run
+  root = tmp_path_factory.mktemp("export")
+  first = export_run("translate_synthetic", out, data, decode_overrides=DECODE,
+                     export_dir=str(root), version=1, log=lambda _: None)
+  second = export_run("translate_synthetic", out, data,
+                      decode_overrides=DECODE, export_dir=str(root), version=2,
+                      log=lambda _: None)
+  return first, second
+
+
+def expected(trained_run):
+  data, out = trained_run
+  model, _, _, _ = load_model_from_dir(out)
+  vocab = registry.problem("translate_synthetic").vocab(data)
+  return Decoder(model, vocab, decode_hparams(DECODE)).decode(LINES)
+
+
+def load_fresh(path, lines):
+  result = subprocess.run([sys.executable, "-c", LOAD_WITHOUT_T2T, path,
+                           json.dumps(lines)], capture_output=True, text=True,
+                          env=env(), timeout=300, check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_fresh_process_gets_the_decoders_strings(trained_run, exported):
+  assert os.path.basename(exported[0]) == "1"        # TF Serving's layout
+  assert load_fresh(exported[0], LINES) == expected(trained_run)
+
+
+def test_exporting_twice_gives_identical_outputs(exported):
+  assert load_fresh(exported[0], LINES) == load_fresh(exported[1], LINES)
+
+
+def test_saved_model_cli_show_and_run(exported):
+  show = subprocess.run([sys.executable, "-c", SAVED_MODEL_CLI, "show",
+                         "--dir", exported[0], "--all"], capture_output=True,
+                        text=True, env=env(), timeout=300, check=False)
+  assert show.returncode == 0, show.stderr[-2000:]
+  text = show.stdout
+  block = text[text.index("signature_def['serving_default']"):]
+  assert "dtype: DT_STRING" in block and "name: serving_default_inputs:0" in \
+      block
+  assert "signature_def['decode_ids']" in text
+  run = subprocess.run([sys.executable, "-c", SAVED_MODEL_CLI, "run", "--dir",
+                        exported[0], "--tag_set", "serve", "--signature_def",
+                        "serving_default", "--input_exprs",
+                        'inputs=["the dog sees a cat", ""]'],
+                       capture_output=True, text=True, env=env(), timeout=300,
+                       check=False)
+  assert run.returncode == 0, run.stderr[-3000:]
+  assert "Result for output key outputs:" in run.stdout
+  assert "Result for output key scores:" in run.stdout
+
+
+def test_no_python_or_xla_ops_in_the_graph(exported):
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from tensorflow.core.protobuf import saved_model_pb2  # pylint: disable=g-import-not-at-top
+  proto = saved_model_pb2.SavedModel()
+  with open(os.path.join(exported[0], "saved_model.pb"), "rb") as f:
+    proto.ParseFromString(f.read())
+  graph = proto.meta_graphs[0].graph_def
+  ops = {n.op for n in graph.node}
+  for function in graph.library.function:
+    ops.update(n.op for n in function.node_def)
+  forbidden = {op for op in ops if "PyFunc" in op or op.startswith("Xla")}
+  assert not forbidden
+  assert any(op.startswith("Sentencepiece") for op in ops)
+  del tf
+
+
+def test_decoder_through_the_saved_model(trained_run, exported, tmp_path):
+  source = tmp_path / "in.txt"
+  source.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+  result = subprocess.run(
+      [sys.executable, "-m", "t2t_keras.bin.t2t_decoder",
+       f"--saved_model_dir={exported[0]}", f"--decode_from_file={source}"],
+      capture_output=True, text=True, env=env(), cwd=REPO, timeout=300,
+      check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert result.stdout.split("\n")[:-1] == expected(trained_run)
+
+
+def test_cli_and_existing_version(trained_run, tmp_path):
+  data, out = trained_run
+  args = [sys.executable, "-m", "t2t_keras.bin.t2t_exporter",
+          "--problem=translate_synthetic", f"--output_dir={out}",
+          f"--data_dir={data}", f"--export_dir={tmp_path}",
+          "--export_version=7", f"--decode_hparams={DECODE}"]
+  first = subprocess.run(args, capture_output=True, text=True, env=env(),
+                         cwd=REPO, timeout=300, check=False)
+  assert first.returncode == 0, first.stderr[-3000:]
+  assert os.path.isfile(tmp_path / "7" / "saved_model.pb")
+  again = subprocess.run(args, capture_output=True, text=True, env=env(),
+                         cwd=REPO, timeout=300, check=False)
+  assert again.returncode == 2 and "exists" in again.stderr
