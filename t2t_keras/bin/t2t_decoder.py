@@ -5,27 +5,14 @@ import sys
 from absl import flags
 
 from t2t_keras.bin import common
+from t2t_keras.bin import decode_flags  # pylint: disable=unused-import
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("problem", None, "Registered problem name.")
-flags.DEFINE_string("output_dir", None, "The t2t-trainer --output_dir.")
-flags.DEFINE_string("data_dir", None, "The problem's data (vocabulary).")
-flags.DEFINE_string("checkpoint_path", None,
-                    "A checkpoint, or a directory whose latest checkpoint to "
-                    "use (e.g. <output_dir>/avg); default: the latest in "
-                    "--output_dir.")
-flags.DEFINE_string("decode_hparams", "",
-                    "e.g. 'beam_size=4,alpha=0.6,extra_length=50,"
-                    "batch_size=32,return_beams=false'.")
 flags.DEFINE_string("decode_from_file", None, "Input lines; default stdin.")
 flags.DEFINE_string("decode_to_file", None, "Output lines; default stdout.")
 flags.DEFINE_string("saved_model_dir", None,
                     "Decode through this exported SavedModel (a version "
                     "directory from t2t-exporter) instead of a checkpoint.")
-flags.DEFINE_string("hparams_set", None,
-                    "Accepted for tensor2tensor compatibility; the run's "
-                    "hparams.json is used and must come from this set.")
-flags.DEFINE_string("model", None, "Accepted for compatibility (model.json).")
 
 
 def main(argv):

@@ -1,0 +1,18 @@
+"""Flags of the commands that load a trained run: t2t-decoder, t2t-exporter."""
+
+from absl import flags
+
+flags.DEFINE_string("problem", None, "Registered problem name.")
+flags.DEFINE_string("output_dir", None, "The t2t-trainer --output_dir.")
+flags.DEFINE_string("data_dir", None, "The problem's data (vocabulary).")
+flags.DEFINE_string("checkpoint_path", None,
+                    "A checkpoint, or a directory whose latest checkpoint to "
+                    "use (e.g. <output_dir>/avg); default: the latest in "
+                    "--output_dir.")
+flags.DEFINE_string("decode_hparams", "",
+                    "e.g. 'beam_size=4,alpha=0.6,extra_length=50,"
+                    "batch_size=32,return_beams=false'.")
+flags.DEFINE_string("hparams_set", None,
+                    "Accepted for tensor2tensor compatibility; the run's "
+                    "hparams.json is used and must come from this set.")
+flags.DEFINE_string("model", None, "Accepted for compatibility (model.json).")
