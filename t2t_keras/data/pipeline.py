@@ -66,7 +66,7 @@ def example_length(example):
 
 
 def batch_by_tokens(examples, batch_size, max_length, training, seed=None,
-                    shuffle_buffer=10000, stats=None):
+                    shuffle_buffer=10000):
   """Groups examples into length buckets and batches of about
   ``batch_size`` tokens.
 
@@ -91,7 +91,6 @@ def batch_by_tokens(examples, batch_size, max_length, training, seed=None,
       example_length, bucket_boundaries=[b + 1 for b in bounds],
       bucket_batch_sizes=sizes,
       padded_shapes={k: [None] for k in FEATURES})
-  del stats
   options = tf.data.Options()
   options.deterministic = True
   return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)

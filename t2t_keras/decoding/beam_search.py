@@ -157,3 +157,14 @@ def beam_search(model, inputs, beam_size=4, alpha=0.6, extra_length=50):
   ids = tf.where(none_finished[:, None, None], alive_seq, fin_seq)
   scores = tf.where(none_finished[:, None], alive_score, fin_score)
   return ids, scores
+
+
+def search_function(model, beam_size, alpha, extra_length):
+  """``ids -> (ids [batch, beams, length], scores [batch, beams])``: beam
+  search, or greedy decoding (one beam) when ``beam_size`` is 1."""
+  def search(inputs):
+    if beam_size == 1:
+      ids, scores = greedy_decode(model, inputs, extra_length)
+      return ids[:, None], scores[:, None]
+    return beam_search(model, inputs, beam_size, alpha, extra_length)
+  return search

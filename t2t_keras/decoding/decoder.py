@@ -11,7 +11,7 @@ import time
 
 import tensorflow as tf
 
-from t2t_keras.decoding.beam_search import beam_search, greedy_decode
+from t2t_keras.decoding.beam_search import search_function
 from t2t_keras.hparams import HParams
 from t2t_keras.logs import log_line
 
@@ -42,16 +42,10 @@ class Decoder:
   def __init__(self, model, vocab, hparams, postprocess=None):
     self.model, self.vocab, self.hparams = model, vocab, hparams
     self.postprocess = postprocess
-    beam, alpha, extra = hparams.beam_size, hparams.alpha, hparams.extra_length
-
-    def search(inputs):
-      if beam == 1:
-        ids, scores = greedy_decode(model, inputs, extra)
-        return ids[:, None], scores[:, None]
-      return beam_search(model, inputs, beam, alpha, extra)
-
     self._search = tf.function(
-        search, input_signature=[tf.TensorSpec([None, None], tf.int32)])
+        search_function(model, hparams.beam_size, hparams.alpha,
+                        hparams.extra_length),
+        input_signature=[tf.TensorSpec([None, None], tf.int32)])
     self.stats = DecodeStats()
 
   def _encode(self, line):

@@ -4,6 +4,8 @@ import time
 
 import tensorflow as tf
 
+from t2t_keras.decoding.decoder import DecodeStats
+
 
 class SavedModelDecoder:
   """Calls an export's ``serving_default`` on length-sorted batches and puts
@@ -13,7 +15,7 @@ class SavedModelDecoder:
     import tensorflow_text  # pylint: disable=g-import-not-at-top,unused-import
     self.signature = tf.saved_model.load(path).signatures["serving_default"]
     self.batch_size = batch_size
-    self.stats = type("Stats", (), {"truncated": 0})()
+    self.stats = DecodeStats()
 
   def decode(self, lines, progress=None):
     start = time.time()

@@ -19,20 +19,7 @@ import time
 import keras
 import tensorflow as tf
 
-from t2t_keras.decoding.beam_search import beam_search, greedy_decode
-
-EOS_ID = 1
-
-
-def _search(model, hparams):
-  def search(ids):
-    if hparams.beam_size == 1:
-      out, scores = greedy_decode(model, ids, hparams.extra_length)
-      return out, scores
-    out, scores = beam_search(model, ids, hparams.beam_size, hparams.alpha,
-                              hparams.extra_length)
-    return out[:, 0], scores[:, 0]
-  return search
+from t2t_keras.decoding.beam_search import search_function
 
 
 def export(model, vocab, hparams, export_dir, version=None):
@@ -43,7 +30,13 @@ def export(model, vocab, hparams, export_dir, version=None):
   if os.path.exists(path):
     raise FileExistsError(f"{path} exists; TF Serving versions are never "
                           "overwritten: pick another --export_version")
-  search = _search(model, hparams)
+  beams = search_function(model, hparams.beam_size, hparams.alpha,
+                          hparams.extra_length)
+
+  def search(ids):
+    out, scores = beams(ids)
+    return out[:, 0], scores[:, 0]               # the best of each batch row
+
   tokenizer = vocab.tf_tokenizer
   limit = hparams.max_input_length - 1
 

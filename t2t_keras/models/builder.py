@@ -1,5 +1,8 @@
 """One call from an hparams set name to a built Keras model."""
 
+import json
+import os
+
 from t2t_keras import registry
 from t2t_keras.hparams import HParams
 
@@ -44,8 +47,6 @@ MODEL_SPEC = "model.json"
 def save_model_spec(output_dir, model_name, input_vocab_size,
                     target_vocab_size, problem_name=None, flags=None):
   """Writes what rebuilding the model needs (beside hparams.json)."""
-  import json  # pylint: disable=g-import-not-at-top
-  import os  # pylint: disable=g-import-not-at-top
   spec = {"model": model_name, "input_vocab_size": int(input_vocab_size),
           "target_vocab_size": int(target_vocab_size),
           "problem": problem_name, "flags": dict(flags or {})}
@@ -56,8 +57,6 @@ def save_model_spec(output_dir, model_name, input_vocab_size,
 def build_model_from_dir(model_dir):
   """The built model a training run in ``model_dir`` trains (weights fresh;
   restore a checkpoint into it). Returns (model, hparams, spec dict)."""
-  import json  # pylint: disable=g-import-not-at-top
-  import os  # pylint: disable=g-import-not-at-top
   paths = [os.path.join(model_dir, n) for n in ("hparams.json", MODEL_SPEC)]
   missing = [p for p in paths if not os.path.isfile(p)]
   if missing:
@@ -77,7 +76,7 @@ def load_model_from_dir(model_dir, checkpoint_path=None):
   ``checkpoint_path`` (a checkpoint, or a directory whose latest is used,
   e.g. an averaged one) or else ``model_dir``'s latest checkpoint.
   Returns (model, hparams, spec, checkpoint used)."""
-  import os  # pylint: disable=g-import-not-at-top
+  # TensorFlow only here: building a model needs none (JAX hosts).
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   path = checkpoint_path or model_dir
   if os.path.isdir(path):

@@ -68,15 +68,14 @@ class Trainer:
                   getattr(self.optimizer, "inner_optimizer", None)):
         if opt is not None:
           opt._all_reduce_sum_gradients = list  # pylint: disable=protected-access
-      self._accumulators = [] if self.accumulation == 1 else [
-          tf.Variable(tf.zeros_like(v), trainable=False,
-                      synchronization=tf.VariableSynchronization.ON_READ,
-                      aggregation=tf.VariableAggregation.SUM)
-          for v in self.model.trainable_variables]
-      self._accumulated_tokens = tf.Variable(
-          0.0, trainable=False,
-          synchronization=tf.VariableSynchronization.ON_READ,
-          aggregation=tf.VariableAggregation.SUM)
+      if self.accumulation > 1:
+        # Per-replica sums of gradients and tokens over the micro-batches.
+        local_sum = dict(trainable=False,
+                         synchronization=tf.VariableSynchronization.ON_READ,
+                         aggregation=tf.VariableAggregation.SUM)
+        self._accumulators = [tf.Variable(tf.zeros_like(v), **local_sum)
+                              for v in self.model.trainable_variables]
+        self._accumulated_tokens = tf.Variable(0.0, **local_sum)
     self.checkpointer = Checkpointer(
         output_dir, model=self.model, optimizer=self.optimizer,
         keep=keep_checkpoint_max, every_steps=save_checkpoints_steps,
@@ -243,30 +242,27 @@ class Trainer:
             f"({self.checkpointer.latest or 'none yet'}) is kept")
       window_tokens += tokens
       window_steps += 1
-      self._summarize(step, loss, norm)
       if step % log_every == 0 or step == train_steps:
         elapsed = max(time.time() - window_start, 1e-9)
         rate = window_tokens / elapsed
         eta = (total_steps - step) * elapsed / window_steps
         log(f"step {step}/{total_steps}  loss {loss:.4f}  {rate:,.0f} tokens/s"
             f"  ETA {_duration(eta)}")
-        self._summarize(step, tokens_per_sec=rate)
+        self._summarize(step, loss, norm, rate)
         window_start, window_tokens, window_steps = time.time(), 0.0, 0
       self.checkpointer.maybe_save(step)
     self.checkpointer.save(self.step)
     return self.step
 
-  def _summarize(self, step, loss=None, grad_norm=None, tokens_per_sec=None):
+  def _summarize(self, step, loss, grad_norm, tokens_per_sec):
+    """TensorBoard scalars, written at the progress-line interval."""
     if self.summaries is None:
       return
     with self.summaries.as_default(step=step):
-      if loss is not None:
-        tf.summary.scalar("loss", loss)
-        tf.summary.scalar("learning_rate", self.optimizer.learning_rate)
-      if grad_norm is not None:
-        tf.summary.scalar("gradient_norm", grad_norm)
-      if tokens_per_sec is not None:
-        tf.summary.scalar("tokens_per_sec", tokens_per_sec)
+      tf.summary.scalar("loss", loss)
+      tf.summary.scalar("learning_rate", self.optimizer.learning_rate)
+      tf.summary.scalar("gradient_norm", grad_norm)
+      tf.summary.scalar("tokens_per_sec", tokens_per_sec)
 
 
 def _duration(seconds):
