@@ -13,6 +13,9 @@ def requirements(name):
             if line.split("#")[0].strip()]
 
 
+NAMESPACED = {"t2t_keras.problems": "problems",
+              "t2t_keras.hparams_sets": "hparams"}
+
 COMMANDS = {
     "t2t-avg-all": "t2t_keras.bin.t2t_avg_all:run",
     "t2t-bleu": "t2t_keras.bin.t2t_bleu:run",
@@ -33,8 +36,11 @@ setup(
     long_description_content_type="text/markdown",
     license="Apache-2.0",
     python_requires=">=3.10",
-    packages=find_packages(include=["t2t_keras", "t2t_keras.*", "problems",
-                                    "problems.*", "hparams", "hparams.*"]),
+    # problems/ and hparams/ live at the top of the repository (registrations
+    # only) but install inside the package, claiming no common top-level name.
+    packages=find_packages(include=["t2t_keras", "t2t_keras.*"]) +
+    list(NAMESPACED),
+    package_dir=NAMESPACED,
     install_requires=requirements("requirements.txt"),
     extras_require={"test": requirements("requirements-test.txt")},
     entry_points={"console_scripts": [f"{name}={target}"

@@ -1,5 +1,4 @@
-"""Registered hparams sets. Loaded by t2t_keras.registry on first lookup."""
+"""Registered hparams sets, installed as ``t2t_keras.hparams_sets``. Loaded
+by t2t_keras.registry on first lookup."""
 
-T2T_KERAS_REGISTRATIONS = True
-
-from hparams import transformer  # pylint: disable=g-import-not-at-top
+from t2t_keras.hparams_sets import transformer

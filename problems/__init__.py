@@ -1,9 +1,8 @@
-"""Registered problems. Loaded by t2t_keras.registry on first lookup."""
-
-T2T_KERAS_REGISTRATIONS = True
+"""Registered problems, installed as ``t2t_keras.problems``. Loaded by
+t2t_keras.registry on first lookup."""
 
 # pylint: disable=g-import-not-at-top
-from problems import copy_task
-from problems import parsing
-from problems import synthetic
-from problems import translate
+from t2t_keras.problems import copy_task
+from t2t_keras.problems import parsing
+from t2t_keras.problems import synthetic
+from t2t_keras.problems import translate

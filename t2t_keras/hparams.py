@@ -9,12 +9,14 @@ error names the offending key or fragment and says what is valid.
 import difflib
 import json
 
+from t2t_keras.errors import UserError
+
 _TYPES = (bool, int, float, str)
 _TRUE = ("true", "1", "yes")
 _FALSE = ("false", "0", "no")
 
 
-class HParamsError(ValueError):
+class HParamsError(UserError):
   """Raised for unknown names, wrong types and malformed override strings."""
 
 

@@ -6,10 +6,11 @@ Definitions register themselves with decorators::
     def transformer_base():
       return HParams(...)
 
-The library never imports the top-level ``hparams`` and ``problems`` packages
-directly: the first lookup loads them (``load_builtin``), and a user's own
-registrations come from a directory with ``import_usr_dir`` (tensor2tensor's
-``--t2t_usr_dir``).
+The built-in registrations (``t2t_keras.models``, and the repository's
+``hparams/`` and ``problems/``, installed as ``t2t_keras.hparams_sets`` and
+``t2t_keras.problems``) are imported on the first lookup of their kind
+(``load_builtin``); a user's own registrations come from a directory with
+``import_usr_dir`` (tensor2tensor's ``--t2t_usr_dir``).
 """
 
 import difflib
@@ -18,15 +19,18 @@ import os
 import re
 import sys
 
+from t2t_keras.errors import UserError
+
 _KINDS = ("model", "hparams", "problem")
 _REGISTRIES = {kind: {} for kind in _KINDS}
 # Where each kind's built-in registrations live, imported on first lookup.
-_BUILTIN_MODULES = {"model": "t2t_keras.models", "hparams": "hparams",
-                    "problem": "problems"}
+_BUILTIN_MODULES = {"model": "t2t_keras.models",
+                    "hparams": "t2t_keras.hparams_sets",
+                    "problem": "t2t_keras.problems"}
 _loaded = set()
 
 
-class RegistryError(KeyError):
+class RegistryError(UserError, KeyError):
   """Unknown or duplicate registry names. The message lists known names."""
 
   def __str__(self):
@@ -85,13 +89,7 @@ def load_builtin(kinds=_KINDS):
     if kind in _loaded:
       continue
     _loaded.add(kind)
-    module = importlib.import_module(_BUILTIN_MODULES[kind])
-    if kind != "model" and not getattr(module, "T2T_KERAS_REGISTRATIONS",
-                                       False):
-      raise ImportError(
-          f"the module '{module.__name__}' found at "
-          f"{getattr(module, '__file__', '?')} is not t2t_keras's "
-          "registration package; another installed package has the same name")
+    importlib.import_module(_BUILTIN_MODULES[kind])
 
 
 def _lookup(kind, name):
@@ -157,7 +155,7 @@ def import_usr_dir(usr_dir):
     return None
   path = os.path.abspath(os.path.expanduser(usr_dir))
   if not os.path.isfile(os.path.join(path, "__init__.py")):
-    raise ImportError(f"t2t_usr_dir {usr_dir!r} must be a directory with an "
+    raise UserError(f"t2t_usr_dir {usr_dir!r} must be a directory with an "
                       "__init__.py that imports your registrations")
   parent, name = os.path.split(path.rstrip(os.sep))
   if parent not in sys.path:

@@ -23,10 +23,12 @@ sample) becomes one word joined by "_", since words are space-separated.
 
 import re
 
+from t2t_keras.errors import UserError
+
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
 
-class TreeError(ValueError):
+class TreeError(UserError):
   """A bracketed string that is not a tree."""
 
 

@@ -32,8 +32,7 @@ def main():
     later = ops.convert_to_numpy(model({"inputs": inputs,
                                         "targets": changed}))
     np.testing.assert_allclose(later[:, :5], full[:, :5], atol=1e-5)
-    memory, bias = model.encode(inputs)
-    cache = model.init_cache(memory, bias, max_length=8)
+    cache = model.init_cache(model.encode(inputs), max_length=8)
     previous = np.zeros((2,), "int32")
     for t in range(6):
       logits, cache = model.decode_step(previous, t, cache)

@@ -15,7 +15,8 @@ import tensorflow as tf
 import t2t_keras
 from t2t_keras import registry
 from t2t_keras.training.average import average_checkpoints
-from t2t_keras.training.run import dtype_policy, train
+from t2t_keras.training.run import (CheckpointPolicy, RunConfig, dtype_policy,
+                                    train)
 from t2t_keras.training.trainer import NonFiniteLossError, Trainer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -102,19 +103,20 @@ def test_wrong_number_of_micro_batches_is_an_error():
     trainer.train_step(micro_batches(np.random.RandomState(1))[:1])
 
 
-def run_copy(output_dir, steps, overrides="", **kwargs):
+def run_copy(output_dir, steps, overrides="", every_steps=None, **config):
   logs = []
-  metrics = train("copy_sequence", "transformer_tiny", output_dir,
-                  train_steps=steps,
-                  hparams_overrides="hidden_size=32,filter_size=64,"
-                  "batch_size=320,max_length=16" + overrides,
-                  log=logs.append, **kwargs)
+  metrics = train(RunConfig(
+      "copy_sequence", "transformer_tiny", output_dir, train_steps=steps,
+      hparams_overrides="hidden_size=32,filter_size=64,batch_size=320,"
+      "max_length=16" + overrides,
+      checkpoints=CheckpointPolicy(every_steps=every_steps), **config),
+                  log=logs.append)
   return metrics, logs
 
 
 def test_average_of_3_checkpoints_is_the_elementwise_mean(tmp_path):
   model_dir = str(tmp_path / "run")
-  run_copy(model_dir, 6, save_checkpoints_steps=2)
+  run_copy(model_dir, 6, every_steps=2)
   path = average_checkpoints(model_dir, n=3, log=lambda _: None)
   assert os.path.basename(path) == "ckpt-6"
   from t2t_keras.models.builder import build_model_from_dir  # pylint: disable=g-import-not-at-top
@@ -138,7 +140,7 @@ def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(tmp_path):
   model_dir = str(tmp_path / "run")
   with pytest.raises(NonFiniteLossError) as info:
     run_copy(model_dir, 50, ",optimizer=sgd,learning_rate=1e12,"
-             "learning_rate_warmup_steps=1", save_checkpoints_steps=1)
+             "learning_rate_warmup_steps=1", every_steps=1)
   message = str(info.value)
   assert "the training loss became" in message and "is kept" in message
   latest = tf.train.latest_checkpoint(model_dir)

@@ -147,8 +147,8 @@ def test_post_norm_encoder_layer_is_layernorm_of_residual():
     lambda: layers.SinusoidalPositionalEncoding(),
     lambda: layers.EncoderLayer(2, 4, 4, 16, norm_position="pre"),
     lambda: layers.DecoderLayer(2, 4, 4, 16),
-    lambda: layers.TransformerEncoder(2, 2, 4, 4, 16, pos="emb"),
-    lambda: layers.TransformerDecoder(2, 2, 4, 4, 16, norm_position="pre"),
+    lambda: layers.TransformerEncoder(2, num_heads=2, key_size=4, value_size=4, filter_size=16, pos="emb"),
+    lambda: layers.TransformerDecoder(2, num_heads=2, key_size=4, value_size=4, filter_size=16, norm_position="pre"),
 ])
 def test_get_config_round_trip(make):
   layer = make()

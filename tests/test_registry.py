@@ -5,6 +5,7 @@ import textwrap
 import pytest
 
 from t2t_keras import registry
+from t2t_keras.errors import UserError
 
 
 def test_snake_case():
@@ -69,5 +70,5 @@ def test_import_usr_dir(tmp_path):
 
 
 def test_import_usr_dir_needs_a_package(tmp_path):
-  with pytest.raises(ImportError, match="__init__.py"):
+  with pytest.raises(UserError, match="__init__.py"):
     registry.import_usr_dir(str(tmp_path))

@@ -63,8 +63,7 @@ def test_cached_decoding_equals_full_pass(overrides):
   inputs[0, 4:] = 0  # padding in the source
   targets = ids(rng, 3, 8)
   full = ops.convert_to_numpy(model({"inputs": inputs, "targets": targets}))
-  memory, bias = model.encode(inputs)
-  cache = model.init_cache(memory, bias, max_length=10)
+  cache = model.init_cache(model.encode(inputs), max_length=10)
   previous = np.zeros((3,), "int32")
   for t in range(8):
     logits, cache = model.decode_step(previous, t, cache)

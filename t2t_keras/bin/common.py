@@ -1,5 +1,6 @@
-"""What every t2t-* command shares: quiet logs, user registrations, errors
-that name the input instead of a traceback."""
+"""What every t2t-* command shares: quiet logs, user registrations, and
+user mistakes (``t2t_keras.errors.UserError``) printed as one line instead of
+a traceback; any other exception is a bug and keeps its traceback."""
 
 import os
 import sys
@@ -42,17 +43,21 @@ def flag_values(flag_values_obj):
 
 
 def run(main):
-  """absl's app.run, with our errors printed as one line and exit code 2."""
+  """absl's app.run, with user mistakes printed as one line and exit code
+  2."""
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-  from t2t_keras.hparams import HParamsError  # pylint: disable=g-import-not-at-top
-  from t2t_keras.registry import RegistryError  # pylint: disable=g-import-not-at-top
+  from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
 
   def guarded(argv):
     try:
       return main(argv)
-    except (HParamsError, RegistryError, ValueError, ImportError,
-            FileNotFoundError, FileExistsError, FloatingPointError) as e:
+    except UserError as e:
       print(f"error: {e}", file=sys.stderr)
+      return 2
+    except OSError as e:
+      if e.filename is None:   # not about a file the user named: a bug
+        raise
+      print(f"error: {e.filename}: {e.strerror}", file=sys.stderr)
       return 2
 
   app.run(guarded)

@@ -10,8 +10,10 @@ counts are logged. Long lines are kept; training drops examples over
 import collections
 import os
 
+from t2t_keras.errors import UserError
 
-class CorpusError(ValueError):
+
+class CorpusError(UserError):
   """Raised for unusable input files; the message names them."""
 
 

@@ -4,9 +4,9 @@ import os
 import tempfile
 
 from t2t_keras import registry
-from t2t_keras.logs import log_line
 from t2t_keras.data.sources import parse_prefixes
 from t2t_keras.data.text_problem import DEFAULT_BYTE_BUDGET
+from t2t_keras.logs import log_line
 
 
 def generate(problem_name, data_dir, tmp_dir=None, raw_dir=None,
@@ -21,12 +21,7 @@ def generate(problem_name, data_dir, tmp_dir=None, raw_dir=None,
     **options: problem options (source_lang, target_lang, vocab_size,
       vocab_model_type); None values keep the problem's defaults.
   """
-  problem = registry.problem(problem_name)
-  if not hasattr(problem, "generate_data"):
-    log(f"{problem_name} generates its examples on the fly; nothing to do")
-    return problem
-  if hasattr(problem, "configure"):
-    problem.configure(**options)
+  problem = registry.problem(problem_name).configure(**options)
   tmp_dir = tmp_dir or os.path.join(tempfile.gettempdir(), "t2t_datagen")
   problem.generate_data(data_dir, tmp_dir=tmp_dir, raw_dir=raw_dir,
                         raw_prefixes=parse_prefixes(raw_prefixes),

@@ -10,6 +10,8 @@ with upper bound b batches ``batch_size // b`` examples.
 
 import tensorflow as tf
 
+from t2t_keras.errors import MissingFileError
+
 FEATURES = ("inputs", "targets")
 _PARSE_SPEC = {k: tf.io.VarLenFeature(tf.int64) for k in FEATURES}
 
@@ -42,7 +44,7 @@ def read_records(files, shuffle_files=False, seed=None, input_context=None):
   (one per worker under a tf.distribute strategy)."""
   files = sorted(files)
   if not files:
-    raise FileNotFoundError("no data shards found; run t2t-datagen first")
+    raise MissingFileError("no data shards found; run t2t-datagen first")
   dataset = tf.data.Dataset.from_tensor_slices(files)
   if input_context and input_context.num_input_pipelines > 1:
     if len(files) >= input_context.num_input_pipelines:

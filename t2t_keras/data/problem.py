@@ -1,21 +1,62 @@
-"""The base class of registered problems.
+"""The base class of registered problems, with every hook the commands use.
 
 A problem knows its vocabulary sizes and yields examples as dicts of 1-D
 int64 tensors ``{"inputs": [source_length], "targets": [target_length]}``,
-each ending in EOS (id 1); id 0 is padding.
+each ending in EOS (``t2t_keras.ids``); id 0 is padding. Subclasses must
+implement ``vocab_sizes`` and ``examples``; every other hook has a working
+default, written here with what calls it:
+
+| hook | called by | default |
+| --- | --- | --- |
+| ``OPTIONS``, ``configure`` | t2t-datagen flags | no options |
+| ``generate_data`` | t2t-datagen | nothing to generate |
+| ``batches`` | t2t-trainer | token-budget length buckets of ``examples`` |
+| ``input_vocab``, ``target_vocab`` | t2t-decoder, t2t-exporter | ``vocab`` |
+| ``vocab`` | the two above | none: the problem cannot be decoded from text |
+| ``decode_defaults`` | t2t-decoder, t2t-exporter | the paper's settings |
+| ``postprocess`` | t2t-decoder | the decoded text unchanged |
 """
 
 from t2t_keras.data import pipeline
+from t2t_keras.errors import UserError
+from t2t_keras.logs import log_line
 
 SPLITS = ("train", "dev", "test")
 
 
 class Problem:
-  """Base class. Subclasses implement ``vocab_sizes`` and ``examples``."""
+  """Base class of registered problems (see the module docstring)."""
+
+  # Names that t2t-datagen's flags may set through ``configure``.
+  OPTIONS = ()
+  # Decode hparams that replace the paper's defaults for this problem
+  # (t2t_keras.decoding.decoder.decode_hparams), e.g. {"beam_size": 21}.
+  decode_defaults = {}
 
   @property
   def name(self):
     return getattr(type(self), "registered_name", type(self).__name__)
+
+  def configure(self, **options):
+    """Sets ``OPTIONS`` on this instance; None values are ignored."""
+    for key, value in options.items():
+      if value is None:
+        continue
+      if key not in self.OPTIONS:
+        known = ", ".join(self.OPTIONS) or "none"
+        raise UserError(f"problem {self.name} has no option {key!r}; "
+                        f"options: {known}")
+      setattr(self, key, value)
+    return self
+
+  # -- data -----------------------------------------------------------------
+  def generate_data(self, data_dir, tmp_dir=None, raw_dir=None,
+                    raw_prefixes=None, byte_budget=None, log=log_line):
+    """Writes the vocabulary and examples into ``data_dir``; re-running
+    skips what is done. Default: nothing to write (examples are made on the
+    fly)."""
+    del data_dir, tmp_dir, raw_dir, raw_prefixes, byte_budget
+    log(f"{self.name} generates its examples on the fly; nothing to do")
 
   def vocab_sizes(self, data_dir):
     """(input_vocab_size, target_vocab_size)."""
@@ -33,9 +74,33 @@ class Problem:
     longer than ``hparams.max_length``; dev and test batches are one pass.
     """
     if split not in SPLITS:
-      raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+      raise UserError(f"split must be one of {SPLITS}, got {split!r}")
     examples = self.examples(split, data_dir, seed=seed,
                              input_context=input_context)
     return pipeline.batch_by_tokens(
         examples, hparams.batch_size, hparams.max_length,
         training=split == "train", seed=seed)
+
+  # -- text -----------------------------------------------------------------
+  def vocab(self, data_dir):
+    """The vocabulary of both sides (``SubwordVocab``: ``encode``,
+    ``decode``, ``size`` and the graph ops ``tf_tokenizer``, ``tf_decode``).
+    Default: none, and decoding from text is refused in one line."""
+    del data_dir
+    raise UserError(f"problem {self.name} has no text vocabulary, so it "
+                    "cannot be decoded from text or exported; use a problem "
+                    "with one (see t2t-trainer --registry_help)")
+
+  def input_vocab(self, data_dir):
+    """The vocabulary of the source side; default ``vocab``."""
+    return self.vocab(data_dir)
+
+  def target_vocab(self, data_dir):
+    """The vocabulary of the target side; default ``vocab``."""
+    return self.vocab(data_dir)
+
+  def postprocess(self, text, source):
+    """The decoder's output line from the decoded ``text`` and the
+    ``source`` line (parsing repairs trees here). Default: ``text``."""
+    del source
+    return text

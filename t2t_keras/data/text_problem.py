@@ -19,7 +19,9 @@ from t2t_keras.data import pipeline
 from t2t_keras.data.corpus import CorpusError, SkipCounter
 from t2t_keras.data.problem import Problem
 from t2t_keras.data.sources import LocalFiles, REQUIRED_SPLITS
-from t2t_keras.data.vocab import EOS_ID, SubwordVocab
+from t2t_keras.data.vocab import SubwordVocab
+from t2t_keras.errors import MissingFileError, UserError
+from t2t_keras.ids import EOS_ID
 from t2t_keras.logs import log_line
 
 DEFAULT_BYTE_BUDGET = 1_000_000
@@ -42,16 +44,6 @@ class Text2TextProblem(Problem):
 
   # What t2t-datagen's flags may set (e.g. a smaller vocabulary for tests).
   OPTIONS = ("source_lang", "target_lang", "vocab_size", "vocab_model_type")
-
-  def configure(self, **options):
-    """Sets OPTIONS on this instance; None values are ignored."""
-    for key, value in options.items():
-      if key not in self.OPTIONS:
-        raise ValueError(f"problem {self.name} has no option {key!r}; "
-                         f"options: {', '.join(self.OPTIONS)}")
-      if value is not None:
-        setattr(self, key, value)
-    return self
 
   @property
   def data_name(self):
@@ -87,11 +79,11 @@ class Text2TextProblem(Problem):
   def vocab(self, data_dir):
     """The vocabulary datagen wrote in ``data_dir`` (whatever its size)."""
     if not data_dir:
-      raise ValueError(f"problem {self.name} needs --data_dir")
+      raise UserError(f"problem {self.name} needs --data_dir")
     found = sorted(glob.glob(os.path.join(
         data_dir, f"vocab.{self.data_name}.*.model")))
     if len(found) > 1:
-      raise ValueError(f"several vocabularies for {self.data_name} in "
+      raise UserError(f"several vocabularies for {self.data_name} in "
                        f"{data_dir}: {', '.join(found)}; keep one")
     return SubwordVocab.load(found[0] if found else self.vocab_path(data_dir))
 
@@ -194,12 +186,12 @@ class Text2TextProblem(Problem):
   # -- reading ----------------------------------------------------------------------
   def examples(self, split, data_dir, seed=None, input_context=None):
     if not data_dir:
-      raise ValueError(f"problem {self.name} needs --data_dir")
+      raise UserError(f"problem {self.name} needs --data_dir")
     files = sorted(glob.glob(os.path.join(
         data_dir, f"{self.data_name}-{split}-*-of-*")))
     files = [f for f in files if not f.endswith(".partial")]
     if not files:
-      raise FileNotFoundError(
+      raise MissingFileError(
           f"no {split} data for {self.data_name} in {data_dir}; run "
           f"t2t-datagen --problem={self.name} --data_dir={data_dir}")
     dataset = pipeline.read_records(files, shuffle_files=split == "train",

@@ -12,8 +12,9 @@ Ids: 0 padding, 1 EOS, 2 unknown (never produced, thanks to byte fallback).
 import io
 import os
 
-PAD_ID = 0
-EOS_ID = 1
+from t2t_keras.errors import MissingFileError, UserError
+from t2t_keras.ids import EOS_ID, PAD_ID
+
 UNK_ID = 2
 MODEL_TYPES = ("bpe", "unigram")
 # SentencePiece skips training sentences longer than this many bytes.
@@ -33,7 +34,7 @@ class SubwordVocab:
     self._sp = sentencepiece.SentencePieceProcessor(
         model_proto=self.model_proto)
     if (self._sp.pad_id(), self._sp.eos_id()) != (PAD_ID, EOS_ID):
-      raise ValueError("not a t2t_keras vocabulary: padding and EOS must be "
+      raise UserError("not a t2t_keras vocabulary: padding and EOS must be "
                        f"ids {PAD_ID} and {EOS_ID}")
     self._tf_tokenizer = None
 
@@ -48,7 +49,7 @@ class SubwordVocab:
     """
     import sentencepiece  # pylint: disable=g-import-not-at-top
     if model_type not in MODEL_TYPES:
-      raise ValueError(f"model_type must be one of {MODEL_TYPES}, got "
+      raise UserError(f"model_type must be one of {MODEL_TYPES}, got "
                        f"{model_type!r}")
     model = io.BytesIO()
     try:
@@ -62,7 +63,7 @@ class SubwordVocab:
           hard_vocab_limit=False,
           minloglevel=2)
     except RuntimeError as e:
-      raise ValueError(
+      raise UserError(
           f"cannot build a vocabulary of {vocab_size} pieces: "
           f"{str(e).split('] ')[-1]} (every vocabulary holds 256 byte pieces "
           "and 3 special ids besides the characters of the text)") from None
@@ -71,7 +72,7 @@ class SubwordVocab:
   @classmethod
   def load(cls, path):
     if not os.path.isfile(path):
-      raise FileNotFoundError(f"vocabulary file {path} does not exist; run "
+      raise MissingFileError(f"vocabulary file {path} does not exist; run "
                               "t2t-datagen for this problem first")
     with open(path, "rb") as f:
       return cls(f.read())

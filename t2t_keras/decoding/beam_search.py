@@ -1,6 +1,7 @@
-"""Beam search and greedy decoding over the model's cached decoder
-(section 6.1: beam 4, length penalty alpha 0.6, maximum output length input
-length + 50, early termination).
+"""Beam search and greedy decoding over any model that keeps the contract
+of ``models.base.Seq2SeqModel`` (encode, init_cache, decode_step,
+reorder_cache), as in section 6.1: beam 4, length penalty alpha 0.6, maximum
+output length input length + 50, early termination.
 
 Written with core TensorFlow ops only (tf.while_loop, gather, top_k), so a
 SavedModel of it loads in stock TF Serving. Scores are GNMT's (the paper's
@@ -9,8 +10,8 @@ SavedModel of it loads in stock TF Serving. Scores are GNMT's (the paper's
 
 import tensorflow as tf
 
-EOS_ID = 1
-PAD_ID = 0
+from t2t_keras.ids import EOS_ID, PAD_ID
+
 _NEG_INF = -1e9
 
 
@@ -47,8 +48,7 @@ def greedy_decode(model, inputs, extra_length=50):
   batch = tf.shape(inputs)[0]
   limits = _limits(inputs, extra_length)
   max_length = tf.reduce_max(limits)
-  memory, bias = model.encode(inputs)
-  cache = model.init_cache(memory, bias, max_length)
+  cache = model.init_cache(model.encode(inputs), max_length)
 
   def body(step, previous, done, ids, score, cache):
     log_probs, cache = _step_log_probs(model, previous, step, cache, limits)
@@ -73,12 +73,6 @@ def greedy_decode(model, inputs, extra_length=50):
   return tf.transpose(ids.stack()), score
 
 
-def _gather_beams(tensor, indices, batch, beam):
-  """tensor: [batch * beam, ...]; indices: [batch, beam] beam indices."""
-  flat = indices + tf.range(batch)[:, None] * beam
-  return tf.gather(tensor, tf.reshape(flat, [-1]))
-
-
 def beam_search(model, inputs, beam_size=4, alpha=0.6, extra_length=50):
   """Beam search. inputs: int [batch, length].
 
@@ -89,10 +83,9 @@ def beam_search(model, inputs, beam_size=4, alpha=0.6, extra_length=50):
   batch, beam = tf.shape(inputs)[0], beam_size
   limits = tf.repeat(_limits(inputs, extra_length), beam)       # [batch*beam]
   max_length = tf.reduce_max(limits)
-  memory, bias = model.encode(inputs)
-  memory, bias = (tf.repeat(memory, beam, axis=0),
-                  tf.repeat(bias, beam, axis=0))
-  cache = model.init_cache(memory, bias, max_length)
+  state = tf.nest.map_structure(lambda t: tf.repeat(t, beam, axis=0),
+                                model.encode(inputs))
+  cache = model.init_cache(state, max_length)
   sentence_limits = limits[::beam]                                 # [batch]
   best_possible_lp = length_penalty(sentence_limits, alpha)
 
@@ -118,13 +111,9 @@ def beam_search(model, inputs, beam_size=4, alpha=0.6, extra_length=50):
     alive_rank = top_logp + tf.where(is_eos, _NEG_INF, 0.0)
     new_logp, alive_pick = tf.math.top_k(alive_rank, k=beam)
     alive_seq = tf.gather(top_seq, alive_pick, batch_dims=1)
-    origin = tf.gather(top_beam, alive_pick, batch_dims=1)
-    # Only the self-attention caches differ between beams; the encoder's keys
-    # and values are the same for every beam of a sentence.
-    cache = dict(cache, layers=[
-        dict(layer, self=tf.nest.map_structure(
-            lambda t: _gather_beams(t, origin, batch, beam), layer["self"]))
-        for layer in cache["layers"]])
+    origin = tf.gather(top_beam, alive_pick, batch_dims=1)    # [batch, K]
+    rows = tf.reshape(origin + tf.range(batch)[:, None] * beam, [-1])
+    cache = model.reorder_cache(cache, rows)
     # Finished: the best K of the old ones and those that just ended.
     score = top_logp / length_penalty(step + 1, alpha)
     real = tf.logical_and(is_eos, top_logp > _NEG_INF / 2)  # not from dead beams

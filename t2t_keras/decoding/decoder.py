@@ -13,9 +13,8 @@ import tensorflow as tf
 
 from t2t_keras.decoding.beam_search import search_function
 from t2t_keras.hparams import HParams
+from t2t_keras.ids import EOS_ID
 from t2t_keras.logs import log_line
-
-EOS_ID = 1
 
 
 def decode_hparams(overrides="", defaults=None):
@@ -36,11 +35,22 @@ class DecodeStats:
 
 
 class Decoder:
-  """Decodes strings with ``model`` and ``vocab`` under ``hparams`` (from
-  ``decode_hparams``). One traced tf.function serves every batch shape."""
+  """Decodes strings with ``model`` under ``hparams`` (from
+  ``decode_hparams``). One traced tf.function serves every batch shape.
 
-  def __init__(self, model, vocab, hparams, postprocess=None):
+  Args:
+    model: a ``models.base.Seq2SeqModel``.
+    vocab: encodes the source lines (and decodes the outputs unless
+      ``target_vocab`` is given).
+    hparams: from ``decode_hparams``.
+    postprocess: ``(text, source) -> line`` (a problem's ``postprocess``).
+    target_vocab: decodes the outputs when the two sides differ.
+  """
+
+  def __init__(self, model, vocab, hparams, postprocess=None,
+               target_vocab=None):
     self.model, self.vocab, self.hparams = model, vocab, hparams
+    self.target_vocab = target_vocab or vocab
     self.postprocess = postprocess
     self._search = tf.function(
         search_function(model, hparams.beam_size, hparams.alpha,
@@ -83,7 +93,7 @@ class Decoder:
     return results
 
   def _text(self, ids, source):
-    text = self.vocab.decode(ids)
+    text = self.target_vocab.decode(ids)
     return self.postprocess(text, source) if self.postprocess else text
 
 

@@ -5,6 +5,7 @@ import sys
 from t2t_keras import registry
 from t2t_keras.decoding.decoder import Decoder, decode_file, decode_hparams
 from t2t_keras.decoding.saved_model import SavedModelDecoder
+from t2t_keras.errors import UserError
 from t2t_keras.models.builder import load_model_from_dir
 
 
@@ -24,16 +25,16 @@ def decode(problem_name, model_dir, data_dir, source, target,
     return decode_file(SavedModelDecoder(saved_model_dir), source, target,
                        log=log)
   problem = registry.problem(problem_name)
+  vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
   model, _, spec, path = load_model_from_dir(model_dir, checkpoint_path)
   trained = spec.get("flags", {})
   for flag, given in (("hparams_set", hparams_set), ("model", model_name)):
     if given and trained.get(flag) and trained[flag] != given:
-      raise ValueError(f"--{flag}={given}, but {model_dir} was trained with "
+      raise UserError(f"--{flag}={given}, but {model_dir} was trained with "
                        f"--{flag}={trained[flag]}")
-  hparams = decode_hparams(decode_overrides,
-                           getattr(problem, "decode_defaults", None))
-  decoder = Decoder(model, problem.vocab(data_dir), hparams,
-                    postprocess=getattr(problem, "postprocess", None))
+  hparams = decode_hparams(decode_overrides, problem.decode_defaults)
+  decoder = Decoder(model, vocabs[0], hparams,
+                    postprocess=problem.postprocess, target_vocab=vocabs[1])
   log(f"decoding with {path}: beam {hparams.beam_size}, alpha "
       f"{hparams.alpha}, extra length {hparams.extra_length}")
   return decode_file(decoder, source, target, log=log)

@@ -20,15 +20,21 @@ import keras
 import tensorflow as tf
 
 from t2t_keras.decoding.beam_search import search_function
+from t2t_keras.errors import ExistingFileError
 
 
-def export(model, vocab, hparams, export_dir, version=None):
+def export(model, vocab, hparams, export_dir, version=None,
+           target_vocab=None):
   """Writes ``<export_dir>/<version>/`` (TF Serving's layout; version an
-  integer, default: seconds since the epoch). Returns the path."""
+  integer, default: seconds since the epoch). Returns the path.
+
+  ``model`` is a ``models.base.Seq2SeqModel``; ``vocab`` tokenizes the
+  inputs and detokenizes the outputs unless ``target_vocab`` is given."""
+  target_vocab = target_vocab or vocab
   version = int(version if version is not None else time.time())
   path = os.path.join(export_dir, str(version))
   if os.path.exists(path):
-    raise FileExistsError(f"{path} exists; TF Serving versions are never "
+    raise ExistingFileError(f"{path} exists; TF Serving versions are never "
                           "overwritten: pick another --export_version")
   beams = search_function(model, hparams.beam_size, hparams.alpha,
                           hparams.extra_length)
@@ -45,7 +51,7 @@ def export(model, vocab, hparams, export_dir, version=None):
     eos = tf.ones([tf.shape(inputs)[0], 1], ids.dtype)
     ids = tf.concat([ids, tf.RaggedTensor.from_tensor(eos)], axis=1)
     out, scores = search(tf.cast(ids.to_tensor(0), tf.int32))
-    return {"outputs": vocab.tf_decode(out), "scores": scores}
+    return {"outputs": target_vocab.tf_decode(out), "scores": scores}
 
   def serve_ids(input_ids):
     out, scores = search(input_ids)
@@ -54,6 +60,8 @@ def export(model, vocab, hparams, export_dir, version=None):
   archive = keras.export.ExportArchive()
   archive.track(model)
   archive.track(tokenizer)
+  if target_vocab is not vocab:
+    archive.track(target_vocab.tf_tokenizer)
   archive.add_endpoint("serving_default", serve_strings, input_signature=[
       tf.TensorSpec([None], tf.string, name="inputs")])
   archive.add_endpoint("decode_ids", serve_ids, input_signature=[

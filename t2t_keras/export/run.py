@@ -3,6 +3,7 @@
 import os
 
 from t2t_keras import registry
+from t2t_keras.data.problem import Problem
 from t2t_keras.decoding.decoder import decode_hparams
 from t2t_keras.export.exporter import export
 from t2t_keras.logs import log_line
@@ -15,14 +16,15 @@ def export_run(problem_name, model_dir, data_dir, checkpoint_path=None,
   """Exports the run in ``model_dir`` to ``<export_dir>/<version>``
   (default ``<model_dir>/export``). Returns the path."""
   problem = registry.problem(problem_name)
+  vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
   model, _, _, path = load_model_from_dir(model_dir, checkpoint_path)
-  hparams = decode_hparams(decode_overrides,
-                           getattr(problem, "decode_defaults", None))
-  if getattr(problem, "postprocess", None):
+  hparams = decode_hparams(decode_overrides, problem.decode_defaults)
+  if type(problem).postprocess is not Problem.postprocess:
     log(f"note: {problem_name}'s outputs are exported as decoded text, "
         "without its post-processing (t2t-decoder applies it)")
-  target = export(model, problem.vocab(data_dir), hparams,
-                  export_dir or os.path.join(model_dir, "export"), version)
+  target = export(model, vocabs[0], hparams,
+                  export_dir or os.path.join(model_dir, "export"), version,
+                  target_vocab=vocabs[1])
   log(f"exported {path} (beam {hparams.beam_size}, alpha {hparams.alpha}, "
       f"extra length {hparams.extra_length}) to {target}")
   return target

@@ -12,7 +12,9 @@ from t2t_keras.layers.stack import Stack
 class DecoderLayer(TransformerBlock):
   """Masked self-attention, encoder-decoder attention, feed-forward.
 
-  Args: as ``TransformerBlock`` (h, d_k, d_v, d_ff, dropouts, norm_position).
+  Args: as ``TransformerBlock`` (h, d_k, d_v, d_ff, dropouts, norm_position,
+  sub-layer specs), and ``cross_attention``: the spec of the
+  encoder-decoder attention (None: ``MultiHeadAttention``).
 
   Call args:
     x: [batch, length, d_model].
@@ -26,10 +28,13 @@ class DecoderLayer(TransformerBlock):
     [batch, length, d_model]; with ``cache``, also the updated cache.
   """
 
-  def __init__(self, num_heads, key_size, value_size, filter_size, **kwargs):
+  def __init__(self, num_heads, key_size, value_size, filter_size,
+               cross_attention=None, **kwargs):
     super().__init__(3, num_heads, key_size, value_size, filter_size,
                      **kwargs)
-    self.cross_attention = self.attention("encdec_attention")
+    self.specs["cross_attention"] = cross_attention
+    self.cross_attention = self.attention("encdec_attention",
+                                          cross_attention)
 
   def call(self, x, memory=None, self_bias=None, memory_bias=None,
            cache=None, step=None, training=None):
@@ -59,6 +64,8 @@ class DecoderLayer(TransformerBlock):
 class TransformerDecoder(Stack):
   """The decoder stack.
 
+  Args: as ``Stack``; ``layer_options`` are ``DecoderLayer``'s.
+
   Call args (full pass, training and scoring):
     x: embedded, right-shifted targets [batch, length, d_model].
     memory: encoder output [batch, source_length, d_model].
@@ -70,16 +77,7 @@ class TransformerDecoder(Stack):
   positions 0, 1, ...; each step equals the full pass at that position.
   """
 
-  def __init__(self, num_layers, num_heads, key_size, value_size,
-               filter_size, attention_dropout=0.0, relu_dropout=0.0,
-               **kwargs):
-    super().__init__(
-        DecoderLayer, num_layers,
-        layer_kwargs=dict(num_heads=num_heads, key_size=key_size,
-                          value_size=value_size, filter_size=filter_size,
-                          attention_dropout=attention_dropout,
-                          relu_dropout=relu_dropout),
-        **kwargs)
+  default_layer = DecoderLayer
 
   def call(self, x, memory, memory_bias=None, training=None):
     self_bias = masks.causal_bias(keras.ops.shape(x)[1])
@@ -97,6 +95,15 @@ class TransformerDecoder(Stack):
     return [{"self": layer.self_attention.empty_cache(batch, max_length),
              "cross": layer.cross_attention.memory_cache(memory)}
             for layer in self.blocks]
+
+  def reorder_cache(self, cache, indices):
+    """The cache with its self-attention entries gathered: row i of the
+    result is row ``indices[i]`` (int [rows]) of ``cache``. Beam search
+    calls this after each step. The encoder-decoder keys and values are the
+    same for every beam of a sentence, so they are not copied."""
+    return [dict(layer, self={name: keras.ops.take(t, indices, axis=0)
+                              for name, t in layer["self"].items()})
+            for layer in cache]
 
   def step(self, x, step, cache, memory_bias=None, training=None):
     """One incremental step.

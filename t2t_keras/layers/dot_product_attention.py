@@ -23,6 +23,12 @@ class ScaledDotProductAttention(keras.layers.Layer):
     value: [batch, heads, length_k, d_v].
     bias: optional float additive mask broadcastable to
       [batch, heads, length_q, length_k] (see ``layers.masks``).
+    extra_logits: optional hook for variants (relative positions): a
+      function of the scaled query [batch, heads, length_q, d_k] returning a
+      term broadcastable to the logits [batch, heads, length_q, length_k].
+    extra_values: optional hook: a function of the attention weights
+      [batch, heads, length_q, length_k] returning a term added to the
+      output [batch, heads, length_q, d_v].
     training: bool, enables dropout.
     return_weights: if True also return the weights.
 
@@ -36,17 +42,22 @@ class ScaledDotProductAttention(keras.layers.Layer):
     self.dropout = float(dropout)
     self._dropout_layer = keras.layers.Dropout(self.dropout)
 
-  def call(self, query, key, value, bias=None, training=None,
-           return_weights=False):
+  def call(self, query, key, value, bias=None, extra_logits=None,
+           extra_values=None, training=None, return_weights=False):
     depth = ops.shape(query)[-1]
     query = query * ops.cast(1.0 / float(depth) ** 0.5, query.dtype)
     logits = ops.matmul(query, ops.swapaxes(key, -1, -2))
+    if extra_logits is not None:
+      logits = logits + ops.cast(extra_logits(query), logits.dtype)
     logits = ops.cast(logits, "float32")
     if bias is not None:
       logits = logits + ops.cast(bias, "float32")
     weights = ops.softmax(logits, axis=-1)
     dropped = self._dropout_layer(weights, training=training)
-    output = ops.matmul(ops.cast(dropped, value.dtype), value)
+    dropped = ops.cast(dropped, value.dtype)
+    output = ops.matmul(dropped, value)
+    if extra_values is not None:
+      output = output + ops.cast(extra_values(dropped), output.dtype)
     if return_weights:
       return output, weights
     return output

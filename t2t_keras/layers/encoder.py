@@ -35,8 +35,8 @@ class EncoderLayer(TransformerBlock):
 class TransformerEncoder(Stack):
   """The encoder stack.
 
-  Args: ``num_layers``, ``pos``, ``max_length``, ``dropout``,
-  ``norm_position`` as ``Stack``; the rest as ``EncoderLayer``.
+  Args: as ``Stack``; ``layer_options`` are ``EncoderLayer``'s (num_heads,
+  key_size, value_size, filter_size, ...).
 
   Call args:
     x: embedded inputs [batch, length, d_model] (already scaled).
@@ -45,16 +45,7 @@ class TransformerEncoder(Stack):
     the encoder output [batch, length, d_model].
   """
 
-  def __init__(self, num_layers, num_heads, key_size, value_size,
-               filter_size, attention_dropout=0.0, relu_dropout=0.0,
-               **kwargs):
-    super().__init__(
-        EncoderLayer, num_layers,
-        layer_kwargs=dict(num_heads=num_heads, key_size=key_size,
-                          value_size=value_size, filter_size=filter_size,
-                          attention_dropout=attention_dropout,
-                          relu_dropout=relu_dropout),
-        **kwargs)
+  default_layer = EncoderLayer
 
   def call(self, x, bias=None, training=None):
     x = self.embed_positions(x, training=training)

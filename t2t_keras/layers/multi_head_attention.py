@@ -131,9 +131,19 @@ class MultiHeadAttention(keras.layers.Layer):
     return {"key": ops.zeros(shape + (self.key_size,), dtype),
             "value": ops.zeros(shape + (self.value_size,), dtype)}
 
+  def attention_terms(self, query_length, key_length, offset):
+    """Hook for variants of self-attention (relative positions): the
+    ``extra_logits`` and ``extra_values`` functions that
+    ``ScaledDotProductAttention`` adds, for queries at positions ``offset``,
+    ..., ``offset + query_length - 1`` over keys at 0, ..., ``key_length -
+    1``. None, None here (the paper's attention)."""
+    del query_length, key_length, offset
+    return None, None
+
   def call(self, query, memory=None, bias=None, cache=None, step=None,
            training=None, return_weights=False):
     q = self._split_heads(self._query_dense(query), self.key_size)
+    extra_logits = extra_values = None
     if cache is not None and step is not None:
       new = self.memory_cache(query)
       cache = {"key": write_at(cache["key"], new["key"], step),
@@ -145,8 +155,13 @@ class MultiHeadAttention(keras.layers.Layer):
       kv = cache
     else:
       kv = self.memory_cache(query if memory is None else memory)
+    if memory is None and (cache is None or step is not None):
+      offset = 0 if step is None else step
+      extra_logits, extra_values = self.attention_terms(
+          ops.shape(q)[2], ops.shape(kv["key"])[2], offset)
     context = self._attention(q, kv["key"], kv["value"], bias=bias,
-                              training=training,
+                              extra_logits=extra_logits,
+                              extra_values=extra_values, training=training,
                               return_weights=return_weights)
     if return_weights:
       context, weights = context

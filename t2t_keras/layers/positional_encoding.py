@@ -5,12 +5,16 @@
 
 ``SinusoidalPositionalEncoding`` follows the formula exactly (sines on even,
 cosines on odd dimensions, interleaved). ``LearnedPositionalEmbedding`` is
-Table 3 row (E). Both add the encoding to their input and take an ``offset``
+Table 3 row (E); ``pos="none"`` uses neither (models with relative
+positions). Both add the encoding to their input and take an ``offset``
 so that one incremental decoding step gets the encoding of its position.
 """
 
 import keras
 from keras import ops
+
+from t2t_keras.errors import UserError
+from t2t_keras.layers.spec import make_layer
 
 
 def sinusoid(positions, depth):
@@ -23,7 +27,7 @@ def sinusoid(positions, depth):
     float32 tensor [length, depth].
   """
   if depth % 2:
-    raise ValueError(f"sinusoidal positions need an even depth, got {depth}")
+    raise UserError(f"sinusoidal positions need an even depth, got {depth}")
   two_i = ops.arange(0, depth, 2, dtype="float32")          # 2i
   inverse_wavelength = ops.power(10000.0, -two_i / float(depth))
   angles = ops.cast(positions, "float32")[:, None] * inverse_wavelength[None]
@@ -86,10 +90,16 @@ class LearnedPositionalEmbedding(keras.layers.Layer):
 
 
 def positional_layer(kind, max_length, name, dtype=None):
-  """``kind`` "timing" (sinusoid, the paper's default) or "emb" (learned)."""
+  """The position layer of a stack: ``kind`` "timing" (sinusoids, the
+  paper's default), "emb" (learned), "none" (no absolute positions: returns
+  None), or a layer spec (``layers.spec``)."""
+  if isinstance(kind, dict):
+    return make_layer(kind, None, name=name, dtype=dtype)
   if kind == "timing":
     return SinusoidalPositionalEncoding(name=name, dtype=dtype)
   if kind == "emb":
     return LearnedPositionalEmbedding(max_length, name=name, dtype=dtype)
-  raise ValueError(f"unknown positional encoding pos={kind!r}: expected "
-                   "'timing' (sinusoids) or 'emb' (learned)")
+  if kind == "none":
+    return None
+  raise UserError(f"unknown positional encoding pos={kind!r}: expected "
+                  "'timing' (sinusoids), 'emb' (learned) or 'none'")

@@ -7,13 +7,15 @@ LayerNorm at the top of the stack.
 
 import keras
 
+from t2t_keras.errors import UserError
+
 NORM_POSITIONS = ("post", "pre")
 LAYER_NORM_EPSILON = 1e-6
 
 
 def check_norm_position(norm_position):
   if norm_position not in NORM_POSITIONS:
-    raise ValueError(f"norm_position must be one of {NORM_POSITIONS}, got "
+    raise UserError(f"norm_position must be one of {NORM_POSITIONS}, got "
                      f"{norm_position!r}")
   return norm_position
 

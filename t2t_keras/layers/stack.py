@@ -4,6 +4,11 @@ import keras
 
 from t2t_keras.layers.positional_encoding import positional_layer
 from t2t_keras.layers.residual import LAYER_NORM_EPSILON
+from t2t_keras.layers.spec import make_layer
+
+# Arguments of keras.layers.Layer itself; every other keyword of a stack is
+# passed on to each of its layers.
+_KERAS_ARGS = ("name", "dtype", "trainable", "autocast")
 
 
 class Stack(keras.layers.Layer):
@@ -11,33 +16,40 @@ class Stack(keras.layers.Layer):
   embeddings + positions, N layers, and the final LayerNorm of pre-norm.
 
   Args:
-    layer_class: EncoderLayer or DecoderLayer.
     num_layers: N.
-    pos: "timing" (sinusoids) or "emb" (learned positions).
+    pos: "timing" (sinusoids), "emb" (learned), "none", or a layer spec
+      (``layers.spec``) of a position layer called as ``layer(x, offset=)``.
     max_length: positions with a learned embedding (pos="emb" only).
     dropout: P_drop.
-    **layer_kwargs: the layers' other arguments.
+    norm_position: "post" (the paper) or "pre".
+    layer: a layer spec for the N layers; None: ``default_layer``.
+    **layer_options: passed to every layer (h, d_k, d_v, d_ff, dropouts,
+      sub-layer specs: see ``TransformerBlock``).
   """
 
-  def __init__(self, layer_class, num_layers, pos="timing", max_length=1024,
-               dropout=0.1, norm_position="post", layer_kwargs=None,
-               **kwargs):
-    super().__init__(**kwargs)
+  default_layer = None  # EncoderLayer or DecoderLayer, set by subclasses.
+
+  def __init__(self, num_layers, pos="timing", max_length=1024, dropout=0.1,
+               norm_position="post", layer=None, **layer_options):
+    super().__init__(**{k: layer_options.pop(k) for k in _KERAS_ARGS
+                        if k in layer_options})
     self.num_layers = int(num_layers)
     self.pos = pos
     self.max_length = int(max_length)
     self.dropout = float(dropout)
     self.norm_position = norm_position
-    self.layer_kwargs = dict(layer_kwargs or {})
+    self.layer = layer
+    self.layer_options = layer_options
     self.positions = positional_layer(pos, max_length, name="positions",
                                       dtype=self.dtype_policy)
     self.input_dropout = keras.layers.Dropout(self.dropout)
     # One attribute per layer, not a list: Keras 3 does not expose lists of
     # layers to TensorFlow's object-based checkpoints.
     for i in range(self.num_layers):
-      setattr(self, f"layer_{i}", layer_class(
-          dropout=dropout, norm_position=norm_position,
-          dtype=self.dtype_policy, name=f"layer_{i}", **self.layer_kwargs))
+      setattr(self, f"layer_{i}", make_layer(
+          layer, self.default_layer, dropout=dropout,
+          norm_position=norm_position, dtype=self.dtype_policy,
+          name=f"layer_{i}", **layer_options))
     self.final_norm = (
         keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON,
                                         dtype=self.dtype_policy,
@@ -51,8 +63,9 @@ class Stack(keras.layers.Layer):
 
   def embed_positions(self, x, offset=0, training=None):
     """Dropout(embeddings + positions) for x [batch, length, d_model]."""
-    return self.input_dropout(self.positions(x, offset=offset),
-                              training=training)
+    if self.positions is not None:
+      x = self.positions(x, offset=offset)
+    return self.input_dropout(x, training=training)
 
   def finish(self, x):
     return self.final_norm(x) if self.final_norm is not None else x
@@ -61,5 +74,6 @@ class Stack(keras.layers.Layer):
     config = super().get_config()
     config.update(num_layers=self.num_layers, pos=self.pos,
                   max_length=self.max_length, dropout=self.dropout,
-                  norm_position=self.norm_position, **self.layer_kwargs)
+                  norm_position=self.norm_position, layer=self.layer,
+                  **self.layer_options)
     return config

@@ -12,10 +12,12 @@ import re
 
 import sacrebleu
 
+from t2t_keras.errors import UserError
+
 _COMPOUND = re.compile(r"(\S)-(\S)")
 
 
-class LineCountError(ValueError):
+class LineCountError(UserError):
   """Translation and reference files differ in length."""
 
 

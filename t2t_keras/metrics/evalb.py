@@ -16,6 +16,7 @@ import collections
 import dataclasses
 
 from t2t_keras import trees
+from t2t_keras.errors import UserError
 
 DELETED = {"TOP", "-NONE-", ",", ":", "``", "''", "."}
 EQUIVALENT = {"PRT": "ADVP"}
@@ -88,7 +89,7 @@ def evaluate(gold_lines, test_lines, cutoff=40):
   [(line number, reason)]}.
   """
   if len(gold_lines) != len(test_lines):
-    raise ValueError(f"{len(gold_lines)} gold trees but {len(test_lines)} "
+    raise UserError(f"{len(gold_lines)} gold trees but {len(test_lines)} "
                      "test trees")
   result = {"all": Counts(), "short": Counts(), "errors": []}
   for number, (gold_text, test_text) in enumerate(

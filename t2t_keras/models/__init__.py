@@ -1,5 +1,8 @@
-"""Models: the Transformer and its decoding cache."""
+"""Models: the contract (``Seq2SeqModel``), the Transformer and its variants.
 
-from t2t_keras.models.config import TransformerConfig
-from t2t_keras.models.transformer import EOS_ID, PAD_ID, Transformer
+Importing this package registers the built-in models."""
+
+from t2t_keras.models.base import Seq2SeqModel
 from t2t_keras.models.builder import build_model
+from t2t_keras.models.config import TransformerConfig
+from t2t_keras.models.transformer import Transformer

@@ -4,6 +4,7 @@ import json
 import os
 
 from t2t_keras import registry
+from t2t_keras.errors import MissingFileError, UserError
 from t2t_keras.hparams import HParams
 
 
@@ -34,7 +35,7 @@ def build_model(hparams_set="transformer_base", vocab_size=None,
   hparams.parse(hparams_overrides)
   input_vocab_size = input_vocab_size or vocab_size
   if not input_vocab_size:
-    raise ValueError("build_model needs vocab_size (or input_vocab_size)")
+    raise UserError("build_model needs vocab_size (or input_vocab_size)")
   net = registry.model(model)(hparams, input_vocab_size,
                               target_vocab_size or input_vocab_size)
   net.build()
@@ -60,7 +61,7 @@ def build_model_from_dir(model_dir):
   paths = [os.path.join(model_dir, n) for n in ("hparams.json", MODEL_SPEC)]
   missing = [p for p in paths if not os.path.isfile(p)]
   if missing:
-    raise FileNotFoundError(f"{', '.join(missing)} missing: is {model_dir} "
+    raise MissingFileError(f"{', '.join(missing)} missing: is {model_dir} "
                             "the --output_dir of a t2t-trainer run?")
   hparams = HParams.load(paths[0])
   with open(paths[1], encoding="utf-8") as f:
@@ -82,10 +83,10 @@ def load_model_from_dir(model_dir, checkpoint_path=None):
   if os.path.isdir(path):
     latest = tf.train.latest_checkpoint(path)
     if not latest:
-      raise FileNotFoundError(f"no checkpoint in {path}")
+      raise MissingFileError(f"no checkpoint in {path}")
     path = latest
   elif not tf.io.gfile.exists(path + ".index"):
-    raise FileNotFoundError(f"no checkpoint {path} (expected {path}.index)")
+    raise MissingFileError(f"no checkpoint {path} (expected {path}.index)")
   source_dir = model_dir if os.path.isfile(
       os.path.join(model_dir, MODEL_SPEC)) else os.path.dirname(path)
   net, hparams, spec = build_model_from_dir(source_dir)
@@ -93,7 +94,7 @@ def load_model_from_dir(model_dir, checkpoint_path=None):
   try:
     status.assert_existing_objects_matched()
   except AssertionError as e:
-    raise ValueError(
+    raise UserError(
         f"checkpoint {path} does not hold every weight of the model in "
         f"{source_dir} (another model, or written before t2t_keras 0.1's "
         f"checkpoint fix): {str(e)[:300]}") from None

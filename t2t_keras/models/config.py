@@ -7,6 +7,7 @@ numbers the layers take, with the paper's symbols in comments.
 
 import dataclasses
 
+from t2t_keras.errors import UserError
 from t2t_keras.hparams import HParams
 
 
@@ -23,48 +24,58 @@ class TransformerConfig:
   attention_dropout: float
   relu_dropout: float
   norm_position: str          # "post" (the paper) or "pre"
-  pos: str                    # "timing" (sinusoids) or "emb" (learned)
+  pos: str                    # "timing" (sinusoids), "emb" (learned), "none"
   max_positions: int          # rows of the learned position table
   shared_embedding: bool      # source and target embeddings are one matrix
   shared_embedding_and_softmax_weights: bool  # target emb = pre-softmax W
 
   @classmethod
   def from_hparams(cls, hparams):
-    """From an HParams, its values() dict, or a dict from ``to_dict``."""
+    """From an HParams, its values() dict, or a dict from ``to_dict``.
+
+    A subclass (a model variant's config) adds fields; each is read from
+    the hparams of the same name."""
     values = hparams.values() if isinstance(hparams, HParams) else dict(
         hparams)
     names = [f.name for f in dataclasses.fields(cls)]
     if all(n in values for n in names):
       return cls(**{n: values[n] for n in names})
     try:
-      heads = values["num_heads"]
-      hidden = values["hidden_size"]
-      layers = values["num_hidden_layers"]
-      if hidden % heads and not (values.get("attention_key_size")
-                                 and values.get("attention_value_size")):
-        raise ValueError(
-            f"hidden_size={hidden} is not divisible by num_heads={heads}; "
-            "set attention_key_size and attention_value_size explicitly")
-      return cls(
-          hidden_size=hidden,
-          filter_size=values["filter_size"],
-          num_heads=heads,
-          num_encoder_layers=values.get("num_encoder_layers") or layers,
-          num_decoder_layers=values.get("num_decoder_layers") or layers,
-          key_size=values.get("attention_key_size") or hidden // heads,
-          value_size=values.get("attention_value_size") or hidden // heads,
-          dropout=values["layer_prepostprocess_dropout"],
-          attention_dropout=values["attention_dropout"],
-          relu_dropout=values["relu_dropout"],
-          norm_position=values["norm_position"],
-          pos=values["pos"],
-          max_positions=values["max_positions"],
-          shared_embedding=values["shared_embedding"],
-          shared_embedding_and_softmax_weights=values[
-              "shared_embedding_and_softmax_weights"])
+      resolved = cls._resolve(values)
+      resolved.update({n: values[n] for n in names if n not in resolved})
     except KeyError as e:
-      raise ValueError(f"hparams lack {e.args[0]!r}, which the transformer "
-                       "model needs") from None
+      raise UserError(f"hparams lack {e.args[0]!r}, which the "
+                      f"{cls.__name__} model config needs") from None
+    return cls(**resolved)
+
+  @staticmethod
+  def _resolve(values):
+    """The paper's architecture from tensor2tensor's hparams names."""
+    heads = values["num_heads"]
+    hidden = values["hidden_size"]
+    layers = values["num_hidden_layers"]
+    if hidden % heads and not (values.get("attention_key_size")
+                               and values.get("attention_value_size")):
+      raise UserError(
+          f"hidden_size={hidden} is not divisible by num_heads={heads}; "
+          "set attention_key_size and attention_value_size explicitly")
+    return dict(
+        hidden_size=hidden,
+        filter_size=values["filter_size"],
+        num_heads=heads,
+        num_encoder_layers=values.get("num_encoder_layers") or layers,
+        num_decoder_layers=values.get("num_decoder_layers") or layers,
+        key_size=values.get("attention_key_size") or hidden // heads,
+        value_size=values.get("attention_value_size") or hidden // heads,
+        dropout=values["layer_prepostprocess_dropout"],
+        attention_dropout=values["attention_dropout"],
+        relu_dropout=values["relu_dropout"],
+        norm_position=values["norm_position"],
+        pos=values["pos"],
+        max_positions=values["max_positions"],
+        shared_embedding=values["shared_embedding"],
+        shared_embedding_and_softmax_weights=values[
+            "shared_embedding_and_softmax_weights"])
 
   def to_dict(self):
     return dataclasses.asdict(self)

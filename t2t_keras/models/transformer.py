@@ -1,21 +1,26 @@
 """The Transformer of "Attention Is All You Need" as a Keras model.
 
-Token ids follow tensor2tensor: 0 is padding (and the decoder's start symbol,
-since targets are shifted right by one position), 1 is EOS.
+Token ids follow tensor2tensor (``t2t_keras.ids``): 0 is padding (and the
+decoder's start symbol, since targets are shifted right by one position), 1
+is EOS.
+
+A variant changes a part, not the model: ``config_class`` adds hparams, and
+``stack_options`` chooses the layers' parts (attention, feed-forward,
+positions; see ``layers.spec``). ``transformer_relative`` is the example.
 """
 
 import keras
 from keras import ops
 
 from t2t_keras import registry
+from t2t_keras.errors import UserError
+from t2t_keras.ids import PAD_ID
 from t2t_keras.layers import masks
 from t2t_keras.layers.decoder import TransformerDecoder
 from t2t_keras.layers.embedding import TokenEmbedding
 from t2t_keras.layers.encoder import TransformerEncoder
+from t2t_keras.models.base import Seq2SeqModel
 from t2t_keras.models.config import TransformerConfig
-
-PAD_ID = 0
-EOS_ID = 1
 
 
 def shift_right(targets):
@@ -25,12 +30,12 @@ def shift_right(targets):
 
 @registry.register_model("transformer")
 @keras.saving.register_keras_serializable(package="t2t_keras")
-class Transformer(keras.Model):
+class Transformer(Seq2SeqModel):
   """Encoder-decoder Transformer.
 
   Args:
     hparams: an HParams (or its ``values()`` dict) with the keys used by
-      ``TransformerConfig``.
+      ``config_class``.
     input_vocab_size, target_vocab_size: sizes of the id spaces; they must
       be equal when embeddings are shared.
 
@@ -42,15 +47,17 @@ class Transformer(keras.Model):
     predicts targets[:, t] from inputs and targets[:, :t].
   """
 
+  config_class = TransformerConfig
+
   def __init__(self, hparams, input_vocab_size, target_vocab_size=None,
                **kwargs):
     super().__init__(**kwargs)
-    self.config = TransformerConfig.from_hparams(hparams)
+    self.config = self.config_class.from_hparams(hparams)
     self.input_vocab_size = int(input_vocab_size)
     self.target_vocab_size = int(target_vocab_size or input_vocab_size)
     c = self.config
     if c.shared_embedding and self.input_vocab_size != self.target_vocab_size:
-      raise ValueError(
+      raise UserError(
           "shared_embedding=True needs one vocabulary, got input_vocab_size="
           f"{self.input_vocab_size} and target_vocab_size="
           f"{self.target_vocab_size}; set shared_embedding=False")
@@ -66,22 +73,22 @@ class Transformer(keras.Model):
         self.target_embedding if c.shared_embedding_and_softmax_weights
         else TokenEmbedding(self.target_vocab_size, c.hidden_size,
                             dtype=policy, name="softmax"))
-    stack = dict(num_heads=c.num_heads, key_size=c.key_size,
-                 value_size=c.value_size, filter_size=c.filter_size,
-                 attention_dropout=c.attention_dropout,
-                 relu_dropout=c.relu_dropout, dropout=c.dropout,
-                 norm_position=c.norm_position, pos=c.pos,
-                 max_length=c.max_positions, dtype=policy)
+    options = self.stack_options()
     self.encoder = TransformerEncoder(c.num_encoder_layers, name="encoder",
-                                      **stack)
+                                      dtype=policy, **options)
     self.decoder = TransformerDecoder(c.num_decoder_layers, name="decoder",
-                                      **stack)
+                                      dtype=policy, **options)
 
-  def build(self, features_shape=None):
-    """Creates every weight by running a tiny example through the model."""
-    ids = ops.ones((1, 2), "int32")
-    self.call({"inputs": ids, "targets": ids})
-    self.built = True
+  def stack_options(self):
+    """The encoder's and decoder's arguments (see ``layers.stack.Stack``);
+    variants add layer specs here."""
+    c = self.config
+    return dict(num_heads=c.num_heads, key_size=c.key_size,
+                value_size=c.value_size, filter_size=c.filter_size,
+                attention_dropout=c.attention_dropout,
+                relu_dropout=c.relu_dropout, dropout=c.dropout,
+                norm_position=c.norm_position, pos=c.pos,
+                max_length=c.max_positions)
 
   # -- full pass ------------------------------------------------------------
   def encode(self, inputs, training=None):
@@ -102,28 +109,25 @@ class Transformer(keras.Model):
     memory, bias = self.encode(features["inputs"], training=training)
     return self.decode(features["targets"], memory, bias, training=training)
 
-  # -- incremental decoding ---------------------------------------------------
-  def init_cache(self, memory, memory_bias, max_length):
-    """The state for ``decode_step``: encoder-decoder keys and values,
-    empty self-attention caches of ``max_length`` steps, and the bias."""
+  # -- incremental decoding (the contract of models.base) -------------------
+  def init_cache(self, state, max_length):
+    """Encoder-decoder keys and values, empty self-attention caches of
+    ``max_length`` steps, and the source padding bias."""
+    memory, memory_bias = state
     return {"layers": self.decoder.init_cache(memory, max_length),
             "memory_bias": memory_bias}
 
   def decode_step(self, ids, step, cache):
-    """One decoding step.
-
-    Args:
-      ids: int [batch], the token at position ``step - 1`` (0 at step 0).
-      step: scalar int.
-      cache: from ``init_cache`` or the previous step.
-    Returns:
-      (float32 logits [batch, vocab] for position ``step``, new cache).
-    """
     x = self.target_embedding(ops.reshape(ids, (-1, 1)))
     x, layers = self.decoder.step(x, step, cache["layers"],
                                   memory_bias=cache["memory_bias"])
     logits = self.softmax_weights(x, reverse=True)[:, 0]
     return logits, {"layers": layers, "memory_bias": cache["memory_bias"]}
+
+  def reorder_cache(self, cache, indices):
+    """Only the self-attention caches differ between hypotheses."""
+    return dict(cache, layers=self.decoder.reorder_cache(cache["layers"],
+                                                         indices))
 
   def get_config(self):
     return {"hparams": self.config.to_dict(),

@@ -12,22 +12,23 @@ import time
 import numpy as np
 import tensorflow as tf
 
+from t2t_keras.errors import MissingFileError
+from t2t_keras.training.config import CheckpointPolicy
+
 
 class Checkpointer:
-  """Saves every ``every_steps`` updates and/or ``every_secs`` seconds (the
-  paper: 10 minutes), keeps the last ``keep``; with ``directory`` None it
-  does nothing."""
+  """Saves ``objects`` (tf.train.Checkpoint's) as ``policy`` (a
+  ``CheckpointPolicy``) says; with ``directory`` None it does nothing."""
 
-  def __init__(self, directory, keep=5, every_steps=None, every_secs=None,
-               **objects):
+  def __init__(self, directory, policy=CheckpointPolicy(), **objects):
     self.directory = directory
-    self.every_steps = every_steps
-    self.every_secs = every_secs
+    self.every_steps = policy.every_steps
+    self.every_secs = policy.every_secs
     self.checkpoint = tf.train.Checkpoint(**objects)
     self.manager = None
     if directory:
       self.manager = tf.train.CheckpointManager(
-          self.checkpoint, directory, max_to_keep=keep)
+          self.checkpoint, directory, max_to_keep=policy.keep)
     self._last_time = time.time()
     self._last_step = None
 
@@ -60,7 +61,7 @@ def last_checkpoints(model_dir, n):
   state = tf.train.get_checkpoint_state(model_dir)
   paths = list(state.all_model_checkpoint_paths) if state else []
   if not paths:
-    raise FileNotFoundError(f"no checkpoints in {model_dir}")
+    raise MissingFileError(f"no checkpoints in {model_dir}")
   return paths[-n:]
 
 

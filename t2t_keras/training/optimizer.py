@@ -3,6 +3,7 @@ activations, wrapped in dynamic loss scaling."""
 
 import keras
 
+from t2t_keras.errors import UserError
 from t2t_keras.training.schedule import schedule_from_hparams
 
 
@@ -13,7 +14,7 @@ def optimizer_from_hparams(hparams):
   """Adam (the paper), or plain SGD (for ablations and for tests, where an
   update equal to -lr * gradient exposes the gradient itself)."""
   if hparams.optimizer not in OPTIMIZERS:
-    raise ValueError(f"unknown optimizer {hparams.optimizer!r}: expected "
+    raise UserError(f"unknown optimizer {hparams.optimizer!r}: expected "
                      f"one of {OPTIMIZERS}")
   if hparams.optimizer == "sgd":
     return keras.optimizers.SGD(learning_rate=schedule_from_hparams(hparams))

@@ -7,9 +7,11 @@ import keras
 import tensorflow as tf
 
 from t2t_keras import registry
+from t2t_keras.errors import UserError
 from t2t_keras.hparams import HParams
 from t2t_keras.logs import log_line
 from t2t_keras.models.builder import save_model_spec
+from t2t_keras.training.config import CheckpointPolicy, RunConfig  # pylint: disable=unused-import
 from t2t_keras.training.strategy import make_strategy
 from t2t_keras.training.trainer import Trainer
 
@@ -32,7 +34,7 @@ def resolve_hparams(hparams_set, overrides="", output_dir=None):
     changed = sorted(k for k, v in hparams.values().items()
                      if previous.get(k) != v)
     if changed:
-      raise ValueError(
+      raise UserError(
           f"{saved} was written with other hparams ({', '.join(changed)} "
           "differ); use a new --output_dir or the same --hparams")
   return hparams
@@ -42,7 +44,7 @@ def resolve_hparams(hparams_set, overrides="", output_dir=None):
 def dtype_policy(activation_dtype):
   """Sets Keras's global dtype policy for the block, then restores it."""
   if activation_dtype not in POLICIES:
-    raise ValueError(f"activation_dtype must be one of {sorted(POLICIES)}, "
+    raise UserError(f"activation_dtype must be one of {sorted(POLICIES)}, "
                      f"got {activation_dtype!r}")
   previous = keras.config.dtype_policy()
   keras.config.set_dtype_policy(POLICIES[activation_dtype])
@@ -52,60 +54,57 @@ def dtype_policy(activation_dtype):
     keras.config.set_dtype_policy(previous)
 
 
-def train(problem_name, hparams_set, output_dir, train_steps=None,
-          hparams_overrides="", model_name="transformer", data_dir=None,
-          eval_every=None, eval_steps=None, keep_checkpoint_max=5,
-          save_checkpoints_steps=None, save_checkpoints_secs=None,
-          worker_gpu=None, cpu_devices=None, jit_compile=False, seed=1234,
-          log=log_line, flags=None):
-  """Builds, trains (resuming from ``output_dir``) and evaluates on dev
-  every ``eval_every`` steps. Returns the last dev metrics.
+def train(config, log=log_line):
+  """Builds, trains (resuming from ``config.output_dir``) and evaluates on
+  dev every ``config.eval_every`` steps. Returns the last dev metrics.
 
-  ``seed`` fixes the initial weights, dropout and the training data order.
+  Args:
+    config: a ``RunConfig``.
+    log: where progress lines go.
   """
-  problem = registry.problem(problem_name)
-  hparams = resolve_hparams(hparams_set, hparams_overrides, output_dir)
-  train_steps = train_steps or hparams.train_steps
-  strategy = make_strategy(worker_gpu, cpu_devices)
-  keras.utils.set_random_seed(seed)
-  input_vocab, target_vocab = problem.vocab_sizes(data_dir)
+  c = config
+  problem = registry.problem(c.problem)
+  hparams = resolve_hparams(c.hparams_set, c.hparams_overrides, c.output_dir)
+  train_steps = c.train_steps or hparams.train_steps
+  strategy = make_strategy(c.worker_gpu, c.cpu_devices)
+  keras.utils.set_random_seed(c.seed)
+  input_vocab, target_vocab = problem.vocab_sizes(c.data_dir)
   chief = strategy.extended.should_checkpoint
   if chief:
-    os.makedirs(output_dir, exist_ok=True)
-    hparams.save(os.path.join(output_dir, "hparams.json"))
-    save_model_spec(output_dir, model_name, input_vocab, target_vocab,
-                    problem_name, flags)
-  model_dir = output_dir if chief else os.path.join(
-      output_dir, f"worker_{strategy.cluster_resolver.task_id}")
+    os.makedirs(c.output_dir, exist_ok=True)
+    hparams.save(os.path.join(c.output_dir, "hparams.json"))
+    save_model_spec(c.output_dir, c.model, input_vocab, target_vocab,
+                    c.problem, c.flags)
+  model_dir = c.output_dir if chief else os.path.join(
+      c.output_dir, f"worker_{strategy.cluster_resolver.task_id}")
 
   def build():
-    net = registry.model(model_name)(hparams, input_vocab, target_vocab)
+    net = registry.model(c.model)(hparams, input_vocab, target_vocab)
     net.build()
     return net
 
   with dtype_policy(hparams.activation_dtype):
-    trainer = Trainer(build, hparams, strategy, model_dir, keep_checkpoint_max,
-                      save_checkpoints_steps, save_checkpoints_secs,
-                      jit_compile)
+    trainer = Trainer(build, hparams, strategy, model_dir, c.checkpoints,
+                      c.jit_compile)
     restored = trainer.restore()
     if restored:
       log(f"resumed from {restored} at step {trainer.step}")
-    log(f"training {model_name}/{hparams_set} on {problem_name}: "
+    log(f"training {c.model}/{c.hparams_set} on {c.problem}: "
         f"{trainer.model.count_params():,} parameters, "
         f"{strategy.num_replicas_in_sync} replica(s), "
         f"{trainer.accumulation} micro-batch(es) per update, "
         f"{hparams.activation_dtype} activations, {train_steps} steps")
     train_data = trainer.distribute(lambda ctx: problem.batches(
-        "train", data_dir, hparams, seed=seed, input_context=ctx))
+        "train", c.data_dir, hparams, seed=c.seed, input_context=ctx))
 
     def dev_data():
       return trainer.distribute(lambda ctx: problem.batches(
-          "dev", data_dir, hparams, input_context=ctx).take(
-              eval_steps or -1))
+          "dev", c.data_dir, hparams, input_context=ctx).take(
+              c.eval_steps or -1))
 
     eval_writer = tf.summary.create_file_writer(
         os.path.join(model_dir, "eval"))
-    eval_every = eval_every or train_steps
+    eval_every = c.eval_every or train_steps
     metrics = None
     while trainer.step < train_steps:
       target = min(train_steps, (trainer.step // eval_every + 1) * eval_every)

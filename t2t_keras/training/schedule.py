@@ -6,6 +6,8 @@
 import keras
 from keras import ops
 
+from t2t_keras.errors import UserError
+
 
 def paper_learning_rate(step, hidden_size, warmup_steps, multiplier=1.0):
   """Equation (3) at ``step`` (1-based; a tensor or a number)."""
@@ -40,7 +42,7 @@ class PaperSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
 def schedule_from_hparams(hparams):
   if hparams.learning_rate_schedule != "paper":
-    raise ValueError("unknown learning_rate_schedule "
+    raise UserError("unknown learning_rate_schedule "
                      f"{hparams.learning_rate_schedule!r}: expected 'paper'")
   return PaperSchedule(hparams.hidden_size,
                        hparams.learning_rate_warmup_steps,

@@ -17,8 +17,10 @@ import time
 
 import tensorflow as tf
 
+from t2t_keras.errors import UserError
 from t2t_keras.logs import log_line
 from t2t_keras.training.checkpoints import Checkpointer
+from t2t_keras.training.config import CheckpointPolicy
 from t2t_keras.training.loss import smoothed_cross_entropy
 from t2t_keras.training.optimizer import optimizer_from_hparams
 
@@ -27,7 +29,7 @@ _FEATURE_SPEC = {"inputs": tf.TensorSpec([None, None], tf.int64),
 _SUM = tf.distribute.ReduceOp.SUM
 
 
-class NonFiniteLossError(FloatingPointError):
+class NonFiniteLossError(UserError, FloatingPointError):
   """The loss became NaN or Inf; the message says where."""
 
 
@@ -45,14 +47,12 @@ class Trainer:
       gradient_accumulation_steps).
     strategy: a tf.distribute strategy; default: no replication.
     output_dir: checkpoints and summaries; None keeps nothing on disk.
-    keep_checkpoint_max, save_checkpoints_steps, save_checkpoints_secs:
-      checkpoint policy (see ``Checkpointer``).
+    checkpoints: a ``CheckpointPolicy``.
     jit_compile: compile the steps with XLA.
   """
 
   def __init__(self, build_model, hparams, strategy=None, output_dir=None,
-               keep_checkpoint_max=5, save_checkpoints_steps=None,
-               save_checkpoints_secs=None, jit_compile=False):
+               checkpoints=CheckpointPolicy(), jit_compile=False):
     self.hparams = hparams
     self.strategy = strategy or tf.distribute.get_strategy()
     self.accumulation = max(1, int(hparams.get(
@@ -77,9 +77,7 @@ class Trainer:
                               for v in self.model.trainable_variables]
         self._accumulated_tokens = tf.Variable(0.0, **local_sum)
     self.checkpointer = Checkpointer(
-        output_dir, model=self.model, optimizer=self.optimizer,
-        keep=keep_checkpoint_max, every_steps=save_checkpoints_steps,
-        every_secs=save_checkpoints_secs)
+        output_dir, checkpoints, model=self.model, optimizer=self.optimizer)
     self.summaries = (tf.summary.create_file_writer(f"{output_dir}/train")
                       if output_dir else None)
     self.jit_compile = jit_compile

@@ -1,0 +1,24 @@
+"""The one error class for user mistakes.
+
+A ``UserError`` is something the user can fix from the message alone: a bad
+flag or hparams value, an unknown name, a missing or malformed file, a model
+that cannot do what was asked. The ``t2t-*`` commands print it as one line
+(``error: ...``) and exit with code 2. Every other exception is a bug or an
+environment failure and keeps its traceback.
+
+It subclasses ``ValueError`` so that library callers catching ``ValueError``
+keep working; the file variants also subclass the matching OS error.
+"""
+
+
+class UserError(ValueError):
+  """A mistake in the user's input; the message names the input and what
+  was expected."""
+
+
+class MissingFileError(UserError, FileNotFoundError):
+  """A file or directory the user named (or a command needs) is absent."""
+
+
+class ExistingFileError(UserError, FileExistsError):
+  """A file the command would write exists and must not be overwritten."""

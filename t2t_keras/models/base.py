@@ -1,0 +1,75 @@
+"""The contract every registered model keeps.
+
+Training, beam search, greedy search, ``t2t-decoder`` and ``t2t-exporter``
+use a model only through this class, so a model that implements it trains,
+decodes and exports through the same commands.
+
+A model is built as ``cls(hparams, input_vocab_size, target_vocab_size)``
+and maps ``{"inputs": int [batch, source_length], "targets": int [batch,
+target_length]}`` (0-padded, EOS-terminated) to float32 logits [batch,
+target_length, target_vocab_size], position t predicting targets[:, t]
+(training and scoring). Incremental decoding is four methods::
+
+    state = model.encode(inputs)                       # once per batch
+    cache = model.init_cache(state, max_length)        # once per batch
+    logits, cache = model.decode_step(ids, step, cache)   # step = 0, 1, ...
+    cache = model.reorder_cache(cache, indices)        # beam search only
+
+``state`` and ``cache`` are nested structures (dicts, lists, tuples) of
+tensors whose first axis is the batch: beam search repeats each row of
+``state`` once per beam, and a cache row belongs to one hypothesis. Their
+shapes must not change from step to step (the search runs in a
+``tf.while_loop`` that exports).
+"""
+
+import keras
+from keras import ops
+
+
+class Seq2SeqModel(keras.Model):
+  """Base class of registered models; see the module docstring.
+
+  Subclasses implement ``call``, ``encode``, ``init_cache`` and
+  ``decode_step``; ``reorder_cache`` gathers every cache tensor unless a
+  subclass knows which parts differ between hypotheses.
+  """
+
+  def encode(self, inputs, training=None):
+    """inputs int [batch, source_length] -> the encoder state (a nest of
+    [batch, ...] tensors) that ``init_cache`` takes."""
+    raise NotImplementedError
+
+  def init_cache(self, state, max_length):
+    """The decoding state before step 0, for outputs of at most
+    ``max_length`` tokens (a scalar int, may be a tensor)."""
+    raise NotImplementedError
+
+  def decode_step(self, ids, step, cache):
+    """One decoding step.
+
+    Args:
+      ids: int [batch], the token at position ``step - 1`` (0 at step 0).
+      step: scalar int.
+      cache: from ``init_cache`` or the previous step.
+    Returns:
+      (float32 logits [batch, target_vocab_size] for position ``step``,
+      the new cache).
+    """
+    raise NotImplementedError
+
+  def reorder_cache(self, cache, indices):
+    """The cache whose row i is row ``indices[i]`` of ``cache``.
+
+    Args:
+      cache: from ``init_cache`` or ``decode_step``.
+      indices: int [rows], the hypothesis each new row continues.
+    """
+    return keras.tree.map_structure(lambda t: ops.take(t, indices, axis=0),
+                                    cache)
+
+  def build(self, features_shape=None):
+    """Creates every weight by running a tiny example through the model."""
+    del features_shape
+    ids = ops.ones((1, 2), "int32")
+    self.call({"inputs": ids, "targets": ids})
+    self.built = True

@@ -1,0 +1,58 @@
+"""What a training run is, as frozen config objects: the one place where
+each setting has its default (t2t-trainer's flags take theirs from here).
+
+No TensorFlow here, so the command line can read the defaults cheaply.
+"""
+
+import dataclasses
+from typing import Optional
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckpointPolicy:
+  """When checkpoints are written and how many are kept.
+
+  keep: the last N are kept (the paper averages the last 5 or 20).
+  every_secs: save every this many seconds (the paper: 10 minutes); None
+    or 0: never by time.
+  every_steps: save every this many updates as well; None: never by steps.
+  """
+  keep: int = 20
+  every_secs: Optional[int] = 600
+  every_steps: Optional[int] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+  """One training run: what t2t-trainer's flags describe.
+
+  problem, hparams_set, model: registered names.
+  output_dir: checkpoints, hparams.json and model.json; a second run with
+    the same directory resumes.
+  data_dir: the problem's data (what t2t-datagen wrote).
+  hparams_overrides: tensor2tensor's "a=1,b=0.2".
+  train_steps: total updates; None: the hparams' train_steps.
+  eval_every: evaluate on dev every this many steps; None: at the end.
+  eval_steps: dev batches per evaluation; None: all of dev.
+  checkpoints: a CheckpointPolicy.
+  worker_gpu: GPUs (replicas) to use; None: all local GPUs.
+  cpu_devices: without GPUs, split the CPU into this many logical devices.
+  jit_compile: compile the training step with XLA.
+  seed: initial weights, dropout and the data order.
+  flags: the command line's flag values, recorded in model.json.
+  """
+  problem: str
+  hparams_set: str
+  output_dir: str
+  data_dir: Optional[str] = None
+  model: str = "transformer"
+  hparams_overrides: str = ""
+  train_steps: Optional[int] = None
+  eval_every: Optional[int] = None
+  eval_steps: Optional[int] = None
+  checkpoints: CheckpointPolicy = CheckpointPolicy()
+  worker_gpu: Optional[int] = None
+  cpu_devices: Optional[int] = None
+  jit_compile: bool = False
+  seed: int = 1234
+  flags: dict = dataclasses.field(default_factory=dict)
