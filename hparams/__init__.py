@@ -2,3 +2,4 @@
 by t2t_keras.registry on first lookup."""
 
 from t2t_keras.hparams_sets import transformer
+from t2t_keras.hparams_sets import transformer_relative

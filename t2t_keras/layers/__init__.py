@@ -13,3 +13,4 @@ from t2t_keras.layers.multi_head_attention import MultiHeadAttention
 from t2t_keras.layers.positional_encoding import (LearnedPositionalEmbedding,
                                                  SinusoidalPositionalEncoding,
                                                  sinusoid)
+from t2t_keras.layers.relative_attention import RelativeMultiHeadAttention

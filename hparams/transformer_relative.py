@@ -1,0 +1,24 @@
+"""Hparams sets of transformer_relative (tensor2tensor's names)."""
+
+from t2t_keras import registry
+from t2t_keras.hparams_sets.transformer import (transformer_base,
+                                                transformer_tiny)
+
+
+def _relative(hparams):
+  hparams.pos = "none"                          # no absolute positions
+  hparams.add_hparam("max_relative_position", 20)   # tensor2tensor's k
+  return hparams
+
+
+@registry.register_hparams
+def transformer_relative_base():
+  """transformer_base with relative positions (use --model=
+  transformer_relative)."""
+  return _relative(transformer_base())
+
+
+@registry.register_hparams
+def transformer_relative_tiny():
+  """transformer_tiny with relative positions, for tests and CPU runs."""
+  return _relative(transformer_tiny())
