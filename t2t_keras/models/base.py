@@ -62,7 +62,9 @@ class Seq2SeqModel(keras.Model):
 
     Args:
       cache: from ``init_cache`` or ``decode_step``.
-      indices: int [rows], the hypothesis each new row continues.
+      indices: int [rows], the hypothesis each new row continues. Beam
+        search only mixes rows of one source sentence (its beams), so parts
+        of the cache computed from the source alone may stay as they are.
     """
     return keras.tree.map_structure(lambda t: ops.take(t, indices, axis=0),
                                     cache)
