@@ -16,9 +16,10 @@ def main(argv):
   if common.setup(argv):
     return 0
   common.require(FLAGS, "translation", "reference")
+  from t2t_keras.lines import read_lines  # pylint: disable=g-import-not-at-top
   from t2t_keras.metrics import bleu  # pylint: disable=g-import-not-at-top
-  hypotheses = bleu.read_lines(FLAGS.translation)
-  references = bleu.read_lines(FLAGS.reference)
+  hypotheses = read_lines(FLAGS.translation)
+  references = read_lines(FLAGS.reference)
   score, signature = bleu.sacre_bleu(hypotheses, references)
   print(f"BLEU (sacreBLEU, detokenized) = {score:.2f}  [{signature}]")
   if FLAGS.tokenized_lang:

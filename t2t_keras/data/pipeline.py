@@ -67,6 +67,20 @@ def example_length(example):
   return tf.maximum(tf.size(example["inputs"]), tf.size(example["targets"]))
 
 
+def count_longer(examples, max_length):
+  """(examples, how many are longer than ``max_length`` tokens) of a finite
+  dataset, or None for an endless one (generated on the fly)."""
+  if examples.cardinality() == tf.data.INFINITE_CARDINALITY:
+    return None
+
+  def add(counts, example):
+    longer = tf.cast(example_length(example) > max_length, tf.int64)
+    return counts + tf.stack([tf.constant(1, tf.int64), longer])
+
+  total, longer = examples.reduce(tf.zeros([2], tf.int64), add).numpy()
+  return int(total), int(longer)
+
+
 def batch_by_tokens(examples, batch_size, max_length, training, seed=None,
                     shuffle_buffer=10000):
   """Groups examples into length buckets and batches of about

@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from t2t_keras.ids import EOS_ID, PAD_ID
 
-_NEG_INF = -1e9
+NEG_INF = -1e9
 
 
 def length_penalty(length, alpha):
@@ -32,9 +32,9 @@ def _step_log_probs(model, ids, step, cache, limits):
   logits, cache = model.decode_step(ids, step, cache)
   logits = tf.cast(logits, tf.float32)
   vocab = tf.shape(logits)[1]
-  pad = tf.one_hot(PAD_ID, vocab, on_value=_NEG_INF, off_value=0.0)
+  pad = tf.one_hot(PAD_ID, vocab, on_value=NEG_INF, off_value=0.0)
   last = tf.equal(step + 1, limits)[:, None]
-  only_eos = tf.where(tf.equal(tf.range(vocab), EOS_ID), 0.0, _NEG_INF)
+  only_eos = tf.where(tf.equal(tf.range(vocab), EOS_ID), 0.0, NEG_INF)
   logits = logits + pad[None] + tf.where(last, only_eos[None], 0.0)
   return tf.nn.log_softmax(logits), cache
 
@@ -73,8 +73,13 @@ def greedy_decode(model, inputs, extra_length=50):
   return tf.transpose(ids.stack()), score
 
 
-def beam_search(model, inputs, beam_size=4, alpha=0.6, extra_length=50):
+def beam_search(model, inputs, beam_size=4, alpha=0.6, extra_length=50,
+                nbest=False):
   """Beam search. inputs: int [batch, length].
+
+  With ``nbest`` the search goes on until ``beam_size`` hypotheses have
+  finished (or the length limit), not only the best one, so that all of
+  them are real; where fewer exist, the rest score about NEG_INF.
 
   Returns (ids [batch, beam_size, max_length], 0-padded after EOS, best
   first; scores [batch, beam_size], length-penalized log-probabilities).
@@ -108,7 +113,7 @@ def beam_search(model, inputs, beam_size=4, alpha=0.6, extra_length=50):
                     top_token)
     is_eos = tf.equal(top_token, EOS_ID)
     # Alive: the best K that did not end.
-    alive_rank = top_logp + tf.where(is_eos, _NEG_INF, 0.0)
+    alive_rank = top_logp + tf.where(is_eos, NEG_INF, 0.0)
     new_logp, alive_pick = tf.math.top_k(alive_rank, k=beam)
     alive_seq = tf.gather(top_seq, alive_pick, batch_dims=1)
     origin = tf.gather(top_beam, alive_pick, batch_dims=1)    # [batch, K]
@@ -116,8 +121,8 @@ def beam_search(model, inputs, beam_size=4, alpha=0.6, extra_length=50):
     cache = model.reorder_cache(cache, rows)
     # Finished: the best K of the old ones and those that just ended.
     score = top_logp / length_penalty(step + 1, alpha)
-    real = tf.logical_and(is_eos, top_logp > _NEG_INF / 2)  # not from dead beams
-    score = tf.where(real, score, _NEG_INF)
+    real = tf.logical_and(is_eos, top_logp > NEG_INF / 2)  # not from dead beams
+    score = tf.where(real, score, NEG_INF)
     pool_seq = tf.concat([fin_seq, top_seq], axis=1)
     pool_score = tf.concat([fin_score, score], axis=1)
     fin_score, pick = tf.math.top_k(pool_score, k=beam)
@@ -129,31 +134,33 @@ def beam_search(model, inputs, beam_size=4, alpha=0.6, extra_length=50):
     # No live beam can beat the best finished one: log-probs only fall and
     # the penalty is largest at the sentence's limit.
     best_alive = alive_logp[:, 0] / best_possible_lp
-    done = tf.reduce_all(fin_score[:, 0] >= best_alive)
+    worst_kept = fin_score[:, beam - 1 if nbest else 0]
+    done = tf.reduce_all(worst_kept >= best_alive)
     return tf.logical_and(step < max_length, tf.logical_not(done))
 
-  first = tf.concat([tf.zeros([1]), tf.fill([beam - 1], _NEG_INF)], 0)
+  first = tf.concat([tf.zeros([1]), tf.fill([beam - 1], NEG_INF)], 0)
   start = (tf.constant(0), tf.zeros([batch, beam, max_length], tf.int32),
            tf.tile(first[None], [batch, 1]),
            tf.zeros([batch, beam, max_length], tf.int32),
-           tf.fill([batch, beam], _NEG_INF), cache)
+           tf.fill([batch, beam], NEG_INF), cache)
   _, alive_seq, alive_logp, fin_seq, fin_score, _ = tf.while_loop(
       cond, body, start)
   # A sentence with nothing finished (cannot happen with EOS forced at the
   # limit, unless stopped early) falls back to its live beams.
-  none_finished = tf.reduce_all(fin_score <= _NEG_INF / 2, axis=1)
+  none_finished = tf.reduce_all(fin_score <= NEG_INF / 2, axis=1)
   alive_score = alive_logp / best_possible_lp[:, None]
   ids = tf.where(none_finished[:, None, None], alive_seq, fin_seq)
   scores = tf.where(none_finished[:, None], alive_score, fin_score)
   return ids, scores
 
 
-def search_function(model, beam_size, alpha, extra_length):
+def search_function(model, beam_size, alpha, extra_length, nbest=False):
   """``ids -> (ids [batch, beams, length], scores [batch, beams])``: beam
-  search, or greedy decoding (one beam) when ``beam_size`` is 1."""
+  search (``nbest``: see ``beam_search``), or greedy decoding (one beam)
+  when ``beam_size`` is 1."""
   def search(inputs):
     if beam_size == 1:
       ids, scores = greedy_decode(model, inputs, extra_length)
       return ids[:, None], scores[:, None]
-    return beam_search(model, inputs, beam_size, alpha, extra_length)
+    return beam_search(model, inputs, beam_size, alpha, extra_length, nbest)
   return search

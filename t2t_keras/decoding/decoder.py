@@ -1,9 +1,12 @@
 """Decoding text with a trained model: what t2t-decoder runs.
 
-Sentences are sorted by length, decoded in batches, and written back in
-their original order; every input line gives exactly one output line (an
-empty line decodes from EOS alone; a line longer than ``max_input_length``
-tokens is cut to that length, and counted).
+Input is read a window of lines at a time (``t2t_keras.lines``: lines end at
+"\n" only, bad UTF-8 becomes U+FFFD); inside a window sentences are sorted
+by length, decoded in batches, and written back in their original order as
+soon as the window is done. Every input line gives exactly one output line,
+whatever its bytes: an empty line decodes from EOS alone, a line longer than
+``max_input_length`` tokens is cut to that length (and counted), and no
+output line contains a line break.
 """
 
 import dataclasses
@@ -11,10 +14,15 @@ import time
 
 import tensorflow as tf
 
-from t2t_keras.decoding.beam_search import search_function
+from t2t_keras.decoding.beam_search import NEG_INF, search_function
 from t2t_keras.hparams import HParams
 from t2t_keras.ids import EOS_ID
+from t2t_keras.lines import one_line
 from t2t_keras.logs import log_line
+
+# Lines read and decoded before their outputs are written (t2t-decoder's
+# --window_lines): memory is bounded by the window, not by the file.
+DEFAULT_WINDOW = 1000
 
 
 def decode_hparams(overrides="", defaults=None):
@@ -54,7 +62,7 @@ class Decoder:
     self.postprocess = postprocess
     self._search = tf.function(
         search_function(model, hparams.beam_size, hparams.alpha,
-                        hparams.extra_length),
+                        hparams.extra_length, nbest=hparams.return_beams),
         input_signature=[tf.TensorSpec([None, None], tf.int32)])
     self.stats = DecodeStats()
 
@@ -67,8 +75,11 @@ class Decoder:
     return ids + [EOS_ID]
 
   def decode(self, lines, progress=None):
-    """Decoded strings, one per line (with n-best lists, a list per line of
-    (string, score) pairs when return_beams)."""
+    """Decoded strings, one per line (with return_beams, a list per line of
+    the (string, score) pairs the search finished, best first).
+
+    ``progress(sentences, seconds)`` is called after each batch with the
+    number of sentences this decoder has done in all."""
     start = time.time()
     encoded = [self._encode(line) for line in lines]
     order = sorted(range(len(lines)), key=lambda i: len(encoded[i]))
@@ -81,14 +92,16 @@ class Decoder:
       ids, scores = self._search(tf.constant(batch, tf.int32))
       ids, scores = ids.numpy(), scores.numpy()
       for row, index in enumerate(chunk):
-        beams = [self._text(ids[row, k], lines[index])
-                 for k in range(ids.shape[1])]
-        results[index] = (list(zip(beams, scores[row].tolist()))
-                          if self.hparams.return_beams else beams[0])
+        if self.hparams.return_beams:   # real hypotheses only, never filler
+          results[index] = [
+              (self._text(ids[row, k], lines[index]), float(scores[row, k]))
+              for k in range(ids.shape[1]) if scores[row, k] > NEG_INF / 2]
+        else:
+          results[index] = self._text(ids[row, 0], lines[index])
         self.stats.target_tokens += int((ids[row, 0] != 0).sum())
       self.stats.sentences += len(chunk)
       if progress:
-        progress(self.stats.sentences, len(lines), time.time() - start)
+        progress(self.stats.sentences, time.time() - start)
     self.stats.seconds += time.time() - start
     return results
 
@@ -97,21 +110,58 @@ class Decoder:
     return self.postprocess(text, source) if self.postprocess else text
 
 
-def decode_file(decoder, source, target, log=log_line):
-  """Decodes the lines of file object ``source`` into ``target``."""
-  lines = [line.rstrip("\n").rstrip("\r") for line in source]
+def format_output(output):
+  """One output line (without its "\n"): the text, or for an n-best list
+  ``text<TAB>score`` pairs joined by tabs."""
+  if isinstance(output, list):
+    return "\t".join(f"{one_line(text)}\t{score:.4f}"
+                     for text, score in output)
+  return one_line(output)
 
-  def progress(done, total, seconds):
-    log(f"decoded {done}/{total} sentences, {done / max(seconds, 1e-9):.1f} "
-        "sentences/s")
 
-  outputs = decoder.decode(lines, progress=progress)
-  for output in outputs:
-    if isinstance(output, list):
-      output = "\t".join(f"{text}\t{score:.4f}" for text, score in output)
-    target.write(output.replace("\n", " ") + "\n")
-  target.flush()
-  if decoder.stats.truncated:
+def _windows(reader, size):
+  window = []
+  for line in reader:
+    window.append(line)
+    if len(window) == size:
+      yield window
+      window = []
+  if window:
+    yield window
+
+
+def decode_stream(decoder, reader, target, window=DEFAULT_WINDOW,
+                  log=log_line, progress_seconds=3.0):
+  """Decodes the lines of ``reader`` (a ``lines.LineReader``) into the
+  binary stream ``target``, ``window`` lines at a time.
+
+  Each window's outputs are written with one write and flushed, so a killed
+  run leaves only complete lines. Progress goes to ``log`` at most every
+  ``progress_seconds`` (after a batch). Returns the number of lines written.
+  """
+  start = last = time.time()
+  written = 0
+
+  def progress(sentences, _seconds):
+    nonlocal last
+    now = time.time()
+    if now - last >= progress_seconds:
+      log(f"decoded {sentences:,} sentences, "
+          f"{sentences / (now - start):.1f} sentences/s")
+      last = now
+
+  for lines in _windows(reader, window):
+    outputs = decoder.decode(lines, progress=progress)
+    target.write("".join(format_output(o) + "\n"
+                         for o in outputs).encode("utf-8"))
+    target.flush()
+    written += len(outputs)
+  seconds = time.time() - start
+  log(f"decoded {written:,} line(s) in {seconds:.1f} s "
+      f"({written / max(seconds, 1e-9):.1f} sentences/s)")
+  if getattr(decoder.stats, "truncated", 0):
     log(f"{decoder.stats.truncated} line(s) longer than "
         f"{decoder.hparams.max_input_length} tokens were cut to that length")
-  return len(outputs)
+  if reader.report():
+    log(reader.report())
+  return written

@@ -3,7 +3,8 @@
 import sys
 
 from t2t_keras import registry
-from t2t_keras.decoding.decoder import Decoder, decode_file, decode_hparams
+from t2t_keras.decoding.decoder import (DEFAULT_WINDOW, Decoder,
+                                       decode_hparams, decode_stream)
 from t2t_keras.decoding.saved_model import SavedModelDecoder
 from t2t_keras.errors import UserError
 from t2t_keras.models.builder import load_model_from_dir
@@ -15,15 +16,17 @@ def _to_stderr(message):
 
 def decode(problem_name, model_dir, data_dir, source, target,
            checkpoint_path=None, decode_overrides="", hparams_set=None,
-           model_name=None, saved_model_dir=None, log=_to_stderr):
-  """Decodes the lines of ``source`` into ``target`` with the run in
-  ``model_dir`` (or the export in ``saved_model_dir``, whose decode hparams
-  are fixed); progress goes to ``log`` (stderr: stdout may be the output).
+           model_name=None, saved_model_dir=None, window=DEFAULT_WINDOW,
+           log=_to_stderr):
+  """Decodes the lines of ``source`` (a ``lines.LineReader``) into the
+  binary stream ``target`` with the run in ``model_dir`` (or the export in
+  ``saved_model_dir``, whose decode hparams are fixed), ``window`` lines at
+  a time; progress goes to ``log`` (stderr: stdout may be the output).
   Returns the number of lines written."""
   if saved_model_dir:
     log(f"decoding with the SavedModel {saved_model_dir}")
-    return decode_file(SavedModelDecoder(saved_model_dir), source, target,
-                       log=log)
+    return decode_stream(SavedModelDecoder(saved_model_dir), source, target,
+                         window, log=log)
   problem = registry.problem(problem_name)
   vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
   model, _, spec, path = load_model_from_dir(model_dir, checkpoint_path)
@@ -37,4 +40,4 @@ def decode(problem_name, model_dir, data_dir, source, target,
                     postprocess=problem.postprocess, target_vocab=vocabs[1])
   log(f"decoding with {path}: beam {hparams.beam_size}, alpha "
       f"{hparams.alpha}, extra length {hparams.extra_length}")
-  return decode_file(decoder, source, target, log=log)
+  return decode_stream(decoder, source, target, window, log=log)

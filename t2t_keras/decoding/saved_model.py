@@ -25,7 +25,8 @@ class SavedModelDecoder:
       chunk = order[first:first + self.batch_size]
       out = self.signature(inputs=tf.constant([lines[i] for i in chunk]))
       for index, text in zip(chunk, out["outputs"].numpy()):
-        results[index] = text.decode("utf-8")
+        results[index] = text.decode("utf-8", errors="replace")
+      self.stats.sentences += len(chunk)
       if progress:
-        progress(first + len(chunk), len(lines), time.time() - start)
+        progress(self.stats.sentences, time.time() - start)
     return results

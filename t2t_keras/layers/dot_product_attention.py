@@ -11,8 +11,10 @@ from keras import ops
 class ScaledDotProductAttention(keras.layers.Layer):
   """softmax(Q K^T / sqrt(d_k) + bias) V with dropout on the weights.
 
-  The logits, the additive mask and the softmax are computed in float32 even
-  under a mixed-precision policy; the products run in the compute dtype.
+  Under a mixed-precision policy the products Q K^T and weights x V run in
+  the compute dtype (bfloat16 or float16 inputs; the CPU and GPU kernels
+  accumulate in float32); the logits are then cast to float32, and the
+  additive mask and the softmax are computed in float32.
 
   Args:
     dropout: rate of dropout on the attention weights (training only).

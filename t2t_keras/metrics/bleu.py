@@ -21,11 +21,6 @@ class LineCountError(UserError):
   """Translation and reference files differ in length."""
 
 
-def read_lines(path):
-  with open(path, encoding="utf-8") as f:
-    return [line.rstrip("\n").rstrip("\r") for line in f]
-
-
 def _check(hypotheses, references):
   if len(hypotheses) != len(references):
     raise LineCountError(f"{len(hypotheses)} translations but "

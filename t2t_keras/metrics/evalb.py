@@ -3,7 +3,9 @@
 
 - the TOP bracket, -NONE- elements and the punctuation tags , : `` '' . are
   deleted (their words do not count in spans), and so are constituents
-  left empty;
+  left empty; which words are punctuation is decided by the gold tree's
+  tags, in the predicted tree too, as EVALB does since its 2006 update, so
+  a mistagged punctuation word does not drop the sentence;
 - ADVP and PRT are the same label; function tags after - or = are stripped;
 - part-of-speech brackets are not scored;
 - the "<= 40 words" figures count sentences of at most 40 words, -NONE-
@@ -27,15 +29,31 @@ def _label(label):
   return EQUIVALENT.get(label, label)
 
 
-def brackets(tree):
+def punctuation(tree):
+  """Positions (among the words, -NONE- left out) whose tag is deleted."""
+  return {i for i, (label, _) in enumerate(words_of(tree))
+          if trees.strip_label(label) in DELETED}
+
+
+def words_of(tree):
+  """(tag, word) of every leaf but -NONE- elements."""
+  return [(label, word) for label, word in _leaves(tree)
+          if trees.strip_label(label) != "-NONE-"]
+
+
+def brackets(tree, deleted=None):
   """(words, Counter of (label, start, end)) of a parsed tree, after the
-  deletions above."""
+  deletions above; ``deleted``: the word positions to delete (default: the
+  tree's own punctuation, see ``punctuation``)."""
+  deleted = punctuation(tree) if deleted is None else deleted
   words, spans = [], collections.Counter()
+  position = iter(range(1 << 30))
 
   def walk(node):
     label, children = node
     if isinstance(children, str):
-      if trees.strip_label(label) not in DELETED:
+      if (trees.strip_label(label) != "-NONE-" and
+          next(position) not in deleted):
         words.append(children)
       return
     start = len(words)
@@ -100,11 +118,13 @@ def evaluate(gold_lines, test_lines, cutoff=40):
     except trees.TreeError as e:
       result["errors"].append((number, f"unreadable tree: {e}"))
       continue
-    gold_words, gold_spans = brackets(gold_tree)
-    test_words, test_spans = brackets(test_tree)
-    if gold_words != test_words:
+    if ([w for _, w in words_of(gold_tree)] !=
+        [w for _, w in words_of(test_tree)]):
       result["errors"].append((number, "words differ from the gold tree's"))
       continue
+    deleted = punctuation(gold_tree)
+    _, gold_spans = brackets(gold_tree, deleted)
+    _, test_spans = brackets(test_tree, deleted)
     matched = sum((gold_spans & test_spans).values())
     counts = (matched, sum(gold_spans.values()), sum(test_spans.values()))
     result["all"].add(*counts)

@@ -7,6 +7,7 @@ import keras
 import tensorflow as tf
 
 from t2t_keras import registry
+from t2t_keras.data import pipeline
 from t2t_keras.errors import UserError
 from t2t_keras.hparams import HParams
 from t2t_keras.logs import log_line
@@ -54,6 +55,19 @@ def dtype_policy(activation_dtype):
     keras.config.set_dtype_policy(previous)
 
 
+def report_long_examples(problem, data_dir, max_length, log):
+  """Logs how many train examples ``max_length`` drops (dev keeps them)."""
+  for split, fate in (("train", "dropped from training"),
+                      ("dev", "kept (evaluation keeps every example)")):
+    counts = pipeline.count_longer(problem.examples(split, data_dir),
+                                   max_length)
+    if counts:
+      total, longer = counts
+      log(f"{split}: {longer:,} of {total:,} examples longer than "
+          f"max_length={max_length} tokens ({100 * longer / max(total, 1):.2f}"
+          f"%), {fate}")
+
+
 def train(config, log=log_line):
   """Builds, trains (resuming from ``config.output_dir``) and evaluates on
   dev every ``config.eval_every`` steps. Returns the last dev metrics.
@@ -94,8 +108,15 @@ def train(config, log=log_line):
         f"{strategy.num_replicas_in_sync} replica(s), "
         f"{trainer.accumulation} micro-batch(es) per update, "
         f"{hparams.activation_dtype} activations, {train_steps} steps")
-    train_data = trainer.distribute(lambda ctx: problem.batches(
-        "train", c.data_dir, hparams, seed=c.seed, input_context=ctx))
+    report_long_examples(problem, c.data_dir, hparams.max_length, log)
+    # One iterator for the whole run; a resumed run skips the batches the
+    # restored updates consumed, so it sees what an unbroken run would see.
+    if restored:
+      log(f"continuing the training data after the {trainer.step:,} "
+          "update(s) already applied")
+    train_data = iter(trainer.distribute(lambda ctx: problem.batches(
+        "train", c.data_dir, hparams, seed=c.seed, input_context=ctx).skip(
+            trainer.batches_consumed(ctx))))
 
     def dev_data():
       return trainer.distribute(lambda ctx: problem.batches(

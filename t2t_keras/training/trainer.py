@@ -76,8 +76,16 @@ class Trainer:
         self._accumulators = [tf.Variable(tf.zeros_like(v), **local_sum)
                               for v in self.model.trainable_variables]
         self._accumulated_tokens = tf.Variable(0.0, **local_sum)
+    # Keras keeps the dropout masks' random state in seed-generator
+    # variables that TensorFlow's object-based checkpoints do not see; they
+    # are saved beside the model so that a resumed run draws the masks an
+    # unbroken one would have drawn.
+    seeds = [v for v in self.model.variables
+             if v.path.endswith("seed_generator_state")]
     self.checkpointer = Checkpointer(
-        output_dir, checkpoints, model=self.model, optimizer=self.optimizer)
+        output_dir, checkpoints, model=self.model, optimizer=self.optimizer,
+        rng=tf.train.Checkpoint(**{f"state_{i}": v
+                                   for i, v in enumerate(seeds)}))
     self.summaries = (tf.summary.create_file_writer(f"{output_dir}/train")
                       if output_dir else None)
     self.jit_compile = jit_compile
@@ -142,11 +150,18 @@ class Trainer:
 
   def _apply(self, grads, global_tokens):
     """Sums this replica's unnormalized gradients over all replicas, divides
-    by the global token count, applies them; returns their global norm."""
+    by the global token count, applies them; returns their global norm
+    (of the unscaled gradients under float16 loss scaling)."""
     grads = _all_reduce_sum(grads)
     grads = [g / tf.cast(global_tokens, g.dtype) for g in grads]
+    norm = tf.linalg.global_norm(grads)
+    # Under float16 the gradients are of the scaled loss: report the norm of
+    # the true gradients (read the scale before the update changes it).
+    scale = getattr(self.optimizer, "dynamic_scale", None)
+    if scale is not None:
+      norm = norm / tf.cast(scale, norm.dtype)
     self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
-    return tf.linalg.global_norm(grads)
+    return norm
 
   def _replica_update(self, features):
     loss_sum, tokens, grads = self._loss_and_grads(features)
@@ -221,13 +236,22 @@ class Trainer:
     return {"loss": loss, "perplexity": math.exp(min(loss, 50.0)),
             "accuracy": correct / max(tokens, 1.0)}
 
-  def fit(self, dataset, train_steps, log_every=100, log=log_line,
+  def batches_consumed(self, input_context):
+    """How many batches one input pipeline has given to the updates applied
+    so far: where a resumed run's data stream must continue."""
+    per_pipeline = (input_context.num_replicas_in_sync //
+                    input_context.num_input_pipelines)
+    return self.step * self.accumulation * per_pipeline
+
+  def fit(self, data, train_steps, log_every=100, log=log_line,
           total_steps=None):
     """Trains until ``train_steps`` updates have been applied in total
-    (counting those restored from a checkpoint). Progress lines show
+    (counting those restored from a checkpoint). ``data`` is a distributed
+    dataset or an iterator over one; pass the same iterator to successive
+    calls so that each continues the stream. Progress lines show
     ``total_steps`` (default ``train_steps``) as the goal, with an ETA."""
     total_steps = total_steps or train_steps
-    iterator = iter(dataset)
+    iterator = iter(data)
     window_start, window_tokens, window_steps = time.time(), 0.0, 0
     while self.step < train_steps:
       micro = [next(iterator) for _ in range(self.accumulation)]
