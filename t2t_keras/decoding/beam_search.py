@@ -13,6 +13,8 @@ import tensorflow as tf
 from t2t_keras.ids import EOS_ID, PAD_ID
 
 NEG_INF = -1e9
+# Section 6.1's settings, the defaults everywhere (decode_hparams too).
+BEAM_SIZE, ALPHA, EXTRA_LENGTH = 4, 0.6, 50
 
 
 def length_penalty(length, alpha):
@@ -39,7 +41,7 @@ def _step_log_probs(model, ids, step, cache, limits):
   return tf.nn.log_softmax(logits), cache
 
 
-def greedy_decode(model, inputs, extra_length=50):
+def greedy_decode(model, inputs, extra_length=EXTRA_LENGTH):
   """Argmax decoding. inputs: int [batch, length].
 
   Returns (ids [batch, max_length] 0-padded after EOS, log-prob [batch]).
@@ -73,8 +75,8 @@ def greedy_decode(model, inputs, extra_length=50):
   return tf.transpose(ids.stack()), score
 
 
-def beam_search(model, inputs, beam_size=4, alpha=0.6, extra_length=50,
-                nbest=False):
+def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
+                extra_length=EXTRA_LENGTH, nbest=False):
   """Beam search. inputs: int [batch, length].
 
   With ``nbest`` the search goes on until ``beam_size`` hypotheses have

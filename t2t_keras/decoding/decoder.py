@@ -14,7 +14,8 @@ import time
 
 import tensorflow as tf
 
-from t2t_keras.decoding.beam_search import NEG_INF, search_function
+from t2t_keras.decoding.beam_search import (ALPHA, BEAM_SIZE, EXTRA_LENGTH,
+                                            NEG_INF, search_function)
 from t2t_keras.hparams import HParams
 from t2t_keras.ids import EOS_ID
 from t2t_keras.lines import one_line
@@ -23,12 +24,14 @@ from t2t_keras.logs import log_line
 # Lines read and decoded before their outputs are written (t2t-decoder's
 # --window_lines): memory is bounded by the window, not by the file.
 DEFAULT_WINDOW = 1000
+BATCH_SIZE = 32         # sentences per search call
 
 
 def decode_hparams(overrides="", defaults=None):
   """The paper's decoding settings (section 6.1), then a problem's
   ``defaults`` (parsing: beam 21, alpha 0.3, extra 300), then overrides."""
-  hparams = HParams(beam_size=4, alpha=0.6, extra_length=50, batch_size=32,
+  hparams = HParams(beam_size=BEAM_SIZE, alpha=ALPHA,
+                    extra_length=EXTRA_LENGTH, batch_size=BATCH_SIZE,
                     max_input_length=512, return_beams=False)
   hparams.override_from_dict(defaults or {})
   return hparams.parse(overrides)

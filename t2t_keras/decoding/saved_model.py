@@ -4,14 +4,14 @@ import time
 
 import tensorflow as tf
 
-from t2t_keras.decoding.decoder import DecodeStats
+from t2t_keras.decoding.decoder import BATCH_SIZE, DecodeStats
 
 
 class SavedModelDecoder:
   """Calls an export's ``serving_default`` on length-sorted batches and puts
   the outputs back in order (same interface as ``Decoder.decode``)."""
 
-  def __init__(self, path, batch_size=32):
+  def __init__(self, path, batch_size=BATCH_SIZE):
     import tensorflow_text  # pylint: disable=g-import-not-at-top,unused-import
     self.signature = tf.saved_model.load(path).signatures["serving_default"]
     self.batch_size = batch_size
