@@ -74,6 +74,11 @@ def transformer_parsing():
   hparams = transformer_base()
   hparams.num_hidden_layers = 4
   hparams.hidden_size = 1024
+  # Not in the paper. Linearized trees are long: in subword tokens (a 16K
+  # BPE vocabulary) the WSJ sample's examples have median 95, 99th
+  # percentile 233 and maximum 898; CRAFT's 105, 322 and 1,677. 256 would
+  # drop 0.63% of WSJ and 3.35% of CRAFT examples, 512 drops 0.03% and 0.09%.
+  hparams.max_length = 512
   return hparams
 
 

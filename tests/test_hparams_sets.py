@@ -45,6 +45,8 @@ def test_transformer_parsing():
   assert config.num_encoder_layers == config.num_decoder_layers == 4
   assert config.hidden_size == 1024
   assert config.filter_size == 2048 and config.num_heads == 8
+  # Linearized trees are long (measured in hparams/transformer.py).
+  assert registry.hparams("transformer_parsing").max_length == 512
 
 
 # Table 3: (row, N, d_model, d_ff, h, d_k, d_v, P_drop, eps_ls, pos).
