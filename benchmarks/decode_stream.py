@@ -78,8 +78,9 @@ def main():
       f.write(b"\n".join(hostile(args.lines)) + b"\n")
     start = time.time()
     with open(source, "rb") as f, open(target, "wb") as out:
-      written = decode_stream(decoder, LineReader(f, source), out,
-                              window=args.window, log=lambda _: None)
+      reader = LineReader(f, source)
+      written = decode_stream(decoder, reader, out, window=args.window,
+                              log=lambda _: None)
     seconds = time.time() - start
     with open(target, "rb") as f:
       lines_out = f.read().count(b"\n")
@@ -88,18 +89,10 @@ def main():
         f"{os.cpu_count()} CPUs")
   print(f"{'lines in':>9} {'lines out':>9} {'written':>8} {'bad UTF-8':>9} "
         f"{'cut':>5} {'peak RSS GB':>11} {'sent/s':>7}")
-  reader_bad = sum(1 for b in hostile(args.lines) if not _utf8(b))
-  print(f"{args.lines:>9,} {lines_out:>9,} {written:>8,} {reader_bad:>9,} "
+  print(f"{args.lines:>9,} {lines_out:>9,} {written:>8,} "
+        f"{reader.bad_lines:>9,} "
         f"{decoder.stats.truncated:>5,} {peak:>11.2f} "
         f"{written / seconds:>7.1f}")
-
-
-def _utf8(raw):
-  try:
-    raw.decode("utf-8")
-    return True
-  except UnicodeDecodeError:
-    return False
 
 
 if __name__ == "__main__":

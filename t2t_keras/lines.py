@@ -58,11 +58,8 @@ class LineReader:
 
 def read_lines(path, strict=True):
   """All lines of the file at ``path`` (see ``LineReader``)."""
-  try:
-    with open(path, "rb") as f:
-      return list(LineReader(f, path, strict=strict))
-  except FileNotFoundError:
-    raise UserError(f"no such file: {path}") from None
+  with open(path, "rb") as f:
+    return list(LineReader(f, path, strict=strict))
 
 
 def one_line(text):

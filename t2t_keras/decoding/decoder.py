@@ -10,6 +10,7 @@ output line contains a line break.
 """
 
 import dataclasses
+import itertools
 import time
 
 import tensorflow as tf
@@ -81,8 +82,8 @@ class Decoder:
     """Decoded strings, one per line (with return_beams, a list per line of
     the (string, score) pairs the search finished, best first).
 
-    ``progress(sentences, seconds)`` is called after each batch with the
-    number of sentences this decoder has done in all."""
+    ``progress(sentences)`` is called after each batch with the number of
+    sentences this decoder has done in all."""
     start = time.time()
     encoded = [self._encode(line) for line in lines]
     order = sorted(range(len(lines)), key=lambda i: len(encoded[i]))
@@ -104,7 +105,7 @@ class Decoder:
         self.stats.target_tokens += int((ids[row, 0] != 0).sum())
       self.stats.sentences += len(chunk)
       if progress:
-        progress(self.stats.sentences, time.time() - start)
+        progress(self.stats.sentences)
     self.stats.seconds += time.time() - start
     return results
 
@@ -122,17 +123,6 @@ def format_output(output):
   return one_line(output)
 
 
-def _windows(reader, size):
-  window = []
-  for line in reader:
-    window.append(line)
-    if len(window) == size:
-      yield window
-      window = []
-  if window:
-    yield window
-
-
 def decode_stream(decoder, reader, target, window=DEFAULT_WINDOW,
                   log=log_line, progress_seconds=3.0):
   """Decodes the lines of ``reader`` (a ``lines.LineReader``) into the
@@ -145,7 +135,7 @@ def decode_stream(decoder, reader, target, window=DEFAULT_WINDOW,
   start = last = time.time()
   written = 0
 
-  def progress(sentences, _seconds):
+  def progress(sentences):
     nonlocal last
     now = time.time()
     if now - last >= progress_seconds:
@@ -153,7 +143,8 @@ def decode_stream(decoder, reader, target, window=DEFAULT_WINDOW,
           f"{sentences / (now - start):.1f} sentences/s")
       last = now
 
-  for lines in _windows(reader, window):
+  lines_in = iter(reader)
+  for lines in iter(lambda: list(itertools.islice(lines_in, window)), []):
     outputs = decoder.decode(lines, progress=progress)
     target.write("".join(format_output(o) + "\n"
                          for o in outputs).encode("utf-8"))
@@ -162,7 +153,7 @@ def decode_stream(decoder, reader, target, window=DEFAULT_WINDOW,
   seconds = time.time() - start
   log(f"decoded {written:,} line(s) in {seconds:.1f} s "
       f"({written / max(seconds, 1e-9):.1f} sentences/s)")
-  if getattr(decoder.stats, "truncated", 0):
+  if decoder.stats.truncated:
     log(f"{decoder.stats.truncated} line(s) longer than "
         f"{decoder.hparams.max_input_length} tokens were cut to that length")
   if reader.report():

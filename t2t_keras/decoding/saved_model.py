@@ -28,5 +28,6 @@ class SavedModelDecoder:
         results[index] = text.decode("utf-8", errors="replace")
       self.stats.sentences += len(chunk)
       if progress:
-        progress(self.stats.sentences, time.time() - start)
+        progress(self.stats.sentences)
+    self.stats.seconds += time.time() - start
     return results

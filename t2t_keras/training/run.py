@@ -108,7 +108,8 @@ def train(config, log=log_line):
         f"{strategy.num_replicas_in_sync} replica(s), "
         f"{trainer.accumulation} micro-batch(es) per update, "
         f"{hparams.activation_dtype} activations, {train_steps} steps")
-    report_long_examples(problem, c.data_dir, hparams.max_length, log)
+    if not restored:   # a full pass over the data: once per run, not per resume
+      report_long_examples(problem, c.data_dir, hparams.max_length, log)
     # One iterator for the whole run; a resumed run skips the batches the
     # restored updates consumed, so it sees what an unbroken run would see.
     if restored:
