@@ -17,6 +17,8 @@ NAMESPACED = {"t2t_keras.problems": "problems",
               "t2t_keras.hparams_sets": "hparams"}
 
 COMMANDS = {
+    "t2t-analyze": "t2t_keras.bin.t2t_analyze:run",
+    "t2t-attention": "t2t_keras.bin.t2t_attention:run",
     "t2t-avg-all": "t2t_keras.bin.t2t_avg_all:run",
     "t2t-bleu": "t2t_keras.bin.t2t_bleu:run",
     "t2t-datagen": "t2t_keras.bin.t2t_datagen:run",

@@ -100,6 +100,10 @@ class SubwordVocab:
       ids = ids[:ids.index(EOS_ID)]
     return self._sp.decode([i for i in ids if i != PAD_ID])
 
+  def pieces(self, ids):
+    """Ids -> their pieces as strings (EOS is "</s>"), for display."""
+    return [self._sp.id_to_piece(int(i)) for i in ids]
+
   # -- TensorFlow graph -----------------------------------------------------
   @property
   def tf_tokenizer(self):

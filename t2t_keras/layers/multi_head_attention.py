@@ -16,7 +16,7 @@ only core ops are used, so the loop exports to TF Serving).
 import keras
 from keras import ops
 
-from t2t_keras.layers import masks
+from t2t_keras.layers import attention_record, masks
 from t2t_keras.layers.dot_product_attention import ScaledDotProductAttention
 
 
@@ -57,7 +57,8 @@ class MultiHeadAttention(keras.layers.Layer):
       written at ``step``. Without ``step`` (encoder-decoder attention): the
       dict from ``memory_cache``, used in place of ``memory``.
     step: scalar int, the position being decoded.
-    return_weights: also return the attention weights.
+    return_weights: also return the attention weights (inside
+      ``attention_record.recording()`` they are recorded as well).
 
   Returns:
     output [batch, length_q, d_model]; then the weights
@@ -162,9 +163,10 @@ class MultiHeadAttention(keras.layers.Layer):
     context = self._attention(q, kv["key"], kv["value"], bias=bias,
                               extra_logits=extra_logits,
                               extra_values=extra_values, training=training,
-                              return_weights=return_weights)
-    if return_weights:
-      context, weights = context
+                              return_weights=True)
+    context, weights = context
+    if attention_record.is_recording():
+      attention_record.record(self, weights)
     output = self._output_dense(self._merge_heads(context))
     results = (output,)
     if return_weights:

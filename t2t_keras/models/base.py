@@ -15,6 +15,9 @@ target_length, target_vocab_size], position t predicting targets[:, t]
     logits, cache = model.decode_step(ids, step, cache)   # step = 0, 1, ...
     cache = model.reorder_cache(cache, indices)        # beam search only
 
+``attention_layers()`` (optional) names the attention layers for
+inspection.
+
 ``state`` and ``cache`` are nested structures (dicts, lists, tuples) of
 tensors whose first axis is the batch: beam search repeats each row of
 ``state`` once per beam, and a cache row belongs to one hypothesis. Their
@@ -24,6 +27,11 @@ shapes must not change from step to step (the search runs in a
 
 import keras
 from keras import ops
+
+from t2t_keras.errors import UserError
+
+# What ``attention_layers`` may return, in the paper's order (section 3.2.3).
+ATTENTION_KINDS = ("encoder_self", "decoder_self", "encoder_decoder")
 
 
 class Seq2SeqModel(keras.Model):
@@ -68,6 +76,14 @@ class Seq2SeqModel(keras.Model):
     """
     return keras.tree.map_structure(lambda t: ops.take(t, indices, axis=0),
                                     cache)
+
+  def attention_layers(self):
+    """For inspection (t2t-attention): {kind: [attention layer per layer,
+    bottom first]} with kinds among ``ATTENTION_KINDS``; each layer is a
+    ``layers.MultiHeadAttention`` (or subclass) that the full pass calls
+    once. Optional: a model without it cannot be inspected."""
+    raise UserError(f"model {type(self).__name__} does not say which of its "
+                    "layers are attention layers (attention_layers)")
 
   def build(self, features_shape=None):
     """Creates every weight by running a tiny example through the model."""

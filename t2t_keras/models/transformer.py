@@ -129,6 +129,13 @@ class Transformer(Seq2SeqModel):
     return dict(cache, layers=self.decoder.reorder_cache(cache["layers"],
                                                          indices))
 
+  def attention_layers(self):
+    """The three kinds of attention of section 3.2.3, per layer."""
+    encoder, decoder = self.encoder.blocks, self.decoder.blocks
+    return {"encoder_self": [b.self_attention for b in encoder],
+            "decoder_self": [b.self_attention for b in decoder],
+            "encoder_decoder": [b.cross_attention for b in decoder]}
+
   def get_config(self):
     return {"hparams": self.config.to_dict(),
             "input_vocab_size": self.input_vocab_size,

@@ -1,0 +1,58 @@
+"""t2t-analyze: parameters, FLOPs and training cost of an hparams set
+(the paper's Tables 1-3), counted from the shapes; nothing is trained."""
+
+import json
+
+from absl import flags
+
+from t2t_keras.bin import common
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("hparams_set", None, "Registered hparams set name.")
+flags.DEFINE_string("hparams", "", "Overrides, e.g. 'num_heads=16'.")
+flags.DEFINE_string("model", None, "Registered model (default: transformer, "
+                    "or the set's own).")
+flags.DEFINE_integer("vocab_size", None, "Vocabulary size (both sides).")
+flags.DEFINE_integer("target_vocab_size", None,
+                     "Target vocabulary size when it differs.")
+flags.DEFINE_integer("source_length", 25, "Source tokens per sentence.")
+flags.DEFINE_integer("target_length", 25, "Target tokens per sentence.")
+flags.DEFINE_integer("batch_tokens", 25000,
+                     "Source tokens per training step (as many target "
+                     "tokens; the paper: about 25,000 each).")
+flags.DEFINE_integer("steps", None, "Training steps (default: the paper's, "
+                     "100,000 for base and 300,000 for big).")
+flags.DEFINE_integer("devices", 8, "Devices for the days estimate.")
+flags.DEFINE_float("device_tflops", 9.5,
+                   "Sustained TFLOPS per device (the paper: 9.5 for P100).")
+flags.DEFINE_integer("kernel_width", 3, "k of Table 1's convolutions.")
+flags.DEFINE_integer("neighborhood", None,
+                     "r of Table 1's restricted self-attention "
+                     "(default: k).")
+flags.DEFINE_bool("json", False, "Print JSON instead of tables.")
+
+
+def main(argv):
+  if common.setup(argv):
+    return 0
+  common.require(FLAGS, "hparams_set", "vocab_size")
+  from t2t_keras.analysis.analyze_run import analyze, format_report  # pylint: disable=g-import-not-at-top
+  report = analyze(FLAGS.hparams_set, FLAGS.vocab_size, FLAGS.hparams,
+                   model=FLAGS.model,
+                   target_vocab_size=FLAGS.target_vocab_size,
+                   source_length=FLAGS.source_length,
+                   target_length=FLAGS.target_length,
+                   batch_tokens=FLAGS.batch_tokens, steps=FLAGS.steps,
+                   devices=FLAGS.devices, device_tflops=FLAGS.device_tflops,
+                   kernel_width=FLAGS.kernel_width,
+                   neighborhood=FLAGS.neighborhood)
+  print(json.dumps(report, indent=2) if FLAGS.json else format_report(report))
+  return 0
+
+
+def run():
+  common.run(main)
+
+
+if __name__ == "__main__":
+  run()
