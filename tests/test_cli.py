@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -88,3 +89,25 @@ def test_cpu_devices_runs_two_replicas(tmp_path):
                    f"--output_dir={tmp_path}")
   assert result.returncode == 0, result.stderr[-3000:]
   assert "2 replica(s)" in result.stdout and "step 2: dev loss" in result.stdout
+
+
+@pytest.mark.parametrize("name,args", [
+    ("t2t_trainer", ["--registry_help"]),
+    ("t2t_decoder", ["--registry_help"]),
+    ("t2t_analyze", ["--hparams_set=transformer_tiny", "--vocab_size=100"]),
+])
+def test_quiet_start(name, args):
+  """No TensorFlow C++ start-up lines unless --tf_logs asks for them."""
+  env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+  start_up = re.compile(r"oneDNN|cuInit|cuda|absl::InitializeLog")
+
+  def run(*extra):
+    return subprocess.run(
+        [sys.executable, "-m", f"t2t_keras.bin.{name}", *args, *extra],
+        capture_output=True, text=True, cwd=REPO, env=env, timeout=600,
+        check=False)
+  quiet = run()
+  assert quiet.returncode == 0, quiet.stderr
+  assert not start_up.search(quiet.stdout + quiet.stderr), quiet.stderr
+  loud = run("--tf_logs")
+  assert loud.returncode == 0 and start_up.search(loud.stderr)

@@ -2,7 +2,6 @@
 user mistakes (``t2t_keras.errors.UserError``) printed as one line instead of
 a traceback; any other exception is a bug and keeps its traceback."""
 
-import os
 import sys
 
 from absl import app
@@ -11,6 +10,9 @@ from absl import flags
 flags.DEFINE_string("t2t_usr_dir", None,
                     "A directory of your own registrations to import.")
 flags.DEFINE_bool("registry_help", False, "List what is registered and exit.")
+flags.DEFINE_bool("tf_logs", False,
+                  "Show TensorFlow's C++ start-up and log lines (hidden by "
+                  "default; read from the command line before the import).")
 
 
 def setup(argv):
@@ -45,7 +47,6 @@ def flag_values(flag_values_obj):
 def run(main):
   """absl's app.run, with user mistakes printed as one line and exit code
   2."""
-  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
   from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
 
   def guarded(argv):
