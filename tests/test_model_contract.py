@@ -127,7 +127,7 @@ def test_export_round_trips(name, vocabs, tmp_path):
   ids = tf.constant([vocab.encode(l)[:9] + [1] for l in lines[:3]],
                     tf.int32)
   exported = served.signatures["decode_ids"](input_ids=ids)
-  searched, scores = search_function(model, 2, 0.6, 5)(ids)
+  searched, scores = search_function(model, hparams)(ids)
   np.testing.assert_array_equal(exported["output_ids"].numpy(),
                                 searched[:, 0].numpy())
   np.testing.assert_allclose(exported["scores"].numpy(),

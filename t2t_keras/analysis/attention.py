@@ -11,7 +11,7 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
-from t2t_keras.decoding.beam_search import search_function
+from t2t_keras.decoding.search import search_function
 from t2t_keras.ids import EOS_ID
 from t2t_keras.layers.attention_record import recording
 from t2t_keras.models.base import ATTENTION_KINDS
@@ -64,8 +64,7 @@ class AttentionReader:
     self.target_vocab = target_vocab or vocab
     self.layers = model.attention_layers()
     self._search = tf.function(
-        search_function(model, decode.beam_size, decode.alpha,
-                        decode.extra_length),
+        search_function(model, decode),
         input_signature=[tf.TensorSpec([None, None], tf.int32)])
 
   def translate(self, source_ids):

@@ -1,7 +1,9 @@
-"""t2t-decoder: translate (or parse) lines with a trained model."""
+"""t2t-decoder: translate (or parse) lines with a trained model, or score
+given translations by forced decoding (--score_file)."""
 
 import sys
 
+from absl import app
 from absl import flags
 
 from t2t_keras.bin import common
@@ -17,6 +19,13 @@ flags.DEFINE_integer("window_lines", DEFAULT_WINDOW,
 flags.DEFINE_string("saved_model_dir", None,
                     "Decode through this exported SavedModel (a version "
                     "directory from t2t-exporter) instead of a checkpoint.")
+flags.DEFINE_string("score_file", None,
+                    "Score pairs by forced decoding instead of decoding: a "
+                    "TSV of source<TAB>target lines, or the sources when "
+                    "--score_target_file is given. Writes log-prob<TAB>"
+                    "log-prob per token<TAB>tokens, one line per pair.")
+flags.DEFINE_string("score_target_file", None,
+                    "The targets of --score_file, one line per source line.")
 
 
 def main(argv):
@@ -24,22 +33,32 @@ def main(argv):
     return 0
   if not FLAGS.saved_model_dir:
     common.require(FLAGS, "problem", "output_dir", "data_dir")
-  from t2t_keras.decoding.run import decode  # pylint: disable=g-import-not-at-top
+  if FLAGS.score_target_file and not FLAGS.score_file:
+    raise app.UsageError("--score_target_file goes with --score_file")
+  from t2t_keras.decoding import run  # pylint: disable=g-import-not-at-top
+  from t2t_keras.decoding.scoring import paired_lines, tsv_pairs  # pylint: disable=g-import-not-at-top
   from t2t_keras.lines import LineReader  # pylint: disable=g-import-not-at-top
-  source = open(FLAGS.decode_from_file, "rb") \
-      if FLAGS.decode_from_file else sys.stdin.buffer
+  paths = [FLAGS.score_file or FLAGS.decode_from_file, FLAGS.score_target_file]
+  opened = [open(p, "rb") if p else None for p in paths]
+  source = LineReader(opened[0] or sys.stdin.buffer, paths[0] or "stdin")
   target = open(FLAGS.decode_to_file, "wb") \
       if FLAGS.decode_to_file else sys.stdout.buffer
+  options = dict(checkpoint_path=FLAGS.checkpoint_path,
+                 decode_overrides=FLAGS.decode_hparams,
+                 hparams_set=FLAGS.hparams_set, model_name=FLAGS.model,
+                 window=FLAGS.window_lines)
   try:
-    decode(FLAGS.problem, FLAGS.output_dir, FLAGS.data_dir,
-           LineReader(source, FLAGS.decode_from_file or "stdin"), target,
-           checkpoint_path=FLAGS.checkpoint_path,
-           decode_overrides=FLAGS.decode_hparams,
-           hparams_set=FLAGS.hparams_set, model_name=FLAGS.model,
-           saved_model_dir=FLAGS.saved_model_dir, window=FLAGS.window_lines)
+    if FLAGS.score_file:
+      pairs = (paired_lines(source, LineReader(opened[1], paths[1]))
+               if opened[1] else tsv_pairs(source))
+      run.score(FLAGS.problem, FLAGS.output_dir, FLAGS.data_dir, pairs,
+                target, **options)
+    else:
+      run.decode(FLAGS.problem, FLAGS.output_dir, FLAGS.data_dir, source,
+                 target, saved_model_dir=FLAGS.saved_model_dir, **options)
   finally:
-    for f in (source, target):
-      if f not in (sys.stdin.buffer, sys.stdout.buffer):
+    for f in opened + [target]:
+      if f is not None and f is not sys.stdout.buffer:
         f.close()
   return 0
 

@@ -41,10 +41,17 @@ def _step_log_probs(model, ids, step, cache, limits):
   return tf.nn.log_softmax(logits), cache
 
 
-def greedy_decode(model, inputs, extra_length=EXTRA_LENGTH):
-  """Argmax decoding. inputs: int [batch, length].
+def token_by_token(model, inputs, choose, extra_length=EXTRA_LENGTH):
+  """One hypothesis per sentence, each token picked by ``choose``.
 
-  Returns (ids [batch, max_length] 0-padded after EOS, log-prob [batch]).
+  Args:
+    model: a ``Seq2SeqModel``.
+    inputs: int [batch, length].
+    choose: ``(log_probs [batch, vocab], step) -> int32 [batch]``, the next
+      tokens (argmax for greedy decoding; see ``decoding.sampling``).
+    extra_length: outputs stop at input length + this.
+  Returns (ids [batch, max_length] 0-padded after EOS, the model's log-prob of
+  each output [batch]).
   """
   inputs = tf.convert_to_tensor(inputs)
   batch = tf.shape(inputs)[0]
@@ -54,7 +61,7 @@ def greedy_decode(model, inputs, extra_length=EXTRA_LENGTH):
 
   def body(step, previous, done, ids, score, cache):
     log_probs, cache = _step_log_probs(model, previous, step, cache, limits)
-    token = tf.argmax(log_probs, axis=-1, output_type=tf.int32)
+    token = tf.cast(choose(log_probs, step), tf.int32)
     token = tf.where(done, PAD_ID, token)
     gained = tf.gather(log_probs, token, axis=1, batch_dims=1)
     score = score + tf.where(done, 0.0, gained)
@@ -73,6 +80,17 @@ def greedy_decode(model, inputs, extra_length=EXTRA_LENGTH):
            tf.zeros([batch], tf.float32), cache)
   _, _, _, ids, score, _ = tf.while_loop(cond, body, start)
   return tf.transpose(ids.stack()), score
+
+
+def greedy_decode(model, inputs, extra_length=EXTRA_LENGTH):
+  """Argmax decoding. inputs: int [batch, length].
+
+  Returns (ids [batch, max_length] 0-padded after EOS, log-prob [batch]).
+  """
+  return token_by_token(
+      model, inputs,
+      lambda log_probs, _: tf.argmax(log_probs, -1, output_type=tf.int32),
+      extra_length)
 
 
 def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
@@ -154,15 +172,3 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
   ids = tf.where(none_finished[:, None, None], alive_seq, fin_seq)
   scores = tf.where(none_finished[:, None], alive_score, fin_score)
   return ids, scores
-
-
-def search_function(model, beam_size, alpha, extra_length, nbest=False):
-  """``ids -> (ids [batch, beams, length], scores [batch, beams])``: beam
-  search (``nbest``: see ``beam_search``), or greedy decoding (one beam)
-  when ``beam_size`` is 1."""
-  def search(inputs):
-    if beam_size == 1:
-      ids, scores = greedy_decode(model, inputs, extra_length)
-      return ids[:, None], scores[:, None]
-    return beam_search(model, inputs, beam_size, alpha, extra_length, nbest)
-  return search

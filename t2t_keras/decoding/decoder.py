@@ -16,7 +16,10 @@ import time
 import tensorflow as tf
 
 from t2t_keras.decoding.beam_search import (ALPHA, BEAM_SIZE, EXTRA_LENGTH,
-                                            NEG_INF, search_function)
+                                            NEG_INF)
+from t2t_keras.decoding.sampling import check_sampling
+from t2t_keras.decoding.search import search_function
+from t2t_keras.errors import UserError
 from t2t_keras.hparams import HParams
 from t2t_keras.ids import EOS_ID
 from t2t_keras.lines import one_line
@@ -30,12 +33,21 @@ BATCH_SIZE = 32         # sentences per search call
 
 def decode_hparams(overrides="", defaults=None):
   """The paper's decoding settings (section 6.1), then a problem's
-  ``defaults`` (parsing: beam 21, alpha 0.3, extra 300), then overrides."""
+  ``defaults`` (parsing: beam 21, alpha 0.3, extra 300), then overrides.
+  ``sampling=topk|topp`` (with ``top_k``, ``top_p``, ``temperature``,
+  ``seed``) draws one output per sentence instead of searching."""
   hparams = HParams(beam_size=BEAM_SIZE, alpha=ALPHA,
                     extra_length=EXTRA_LENGTH, batch_size=BATCH_SIZE,
-                    max_input_length=512, return_beams=False)
+                    max_input_length=512, return_beams=False, sampling="",
+                    top_k=0, top_p=1.0, temperature=1.0, seed=0)
   hparams.override_from_dict(defaults or {})
-  return hparams.parse(overrides)
+  hparams.parse(overrides)
+  if hparams.sampling:
+    check_sampling(hparams.sampling, hparams.top_k, hparams.top_p,
+                   hparams.temperature)
+    if hparams.return_beams:
+      raise UserError("return_beams goes with beam search, not sampling")
+  return hparams
 
 
 @dataclasses.dataclass
@@ -65,8 +77,7 @@ class Decoder:
     self.target_vocab = target_vocab or vocab
     self.postprocess = postprocess
     self._search = tf.function(
-        search_function(model, hparams.beam_size, hparams.alpha,
-                        hparams.extra_length, nbest=hparams.return_beams),
+        search_function(model, hparams),
         input_signature=[tf.TensorSpec([None, None], tf.int32)])
     self.stats = DecodeStats()
 

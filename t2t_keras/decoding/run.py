@@ -6,12 +6,45 @@ from t2t_keras import registry
 from t2t_keras.decoding.decoder import (DEFAULT_WINDOW, Decoder,
                                        decode_hparams, decode_stream)
 from t2t_keras.decoding.saved_model import SavedModelDecoder
+from t2t_keras.decoding.scoring import Scorer, score_stream
 from t2t_keras.errors import UserError
 from t2t_keras.models.builder import load_model_from_dir
 
 
 def _to_stderr(message):
   print(message, file=sys.stderr, flush=True)
+
+
+def _load(problem_name, model_dir, data_dir, checkpoint_path, hparams_set,
+          model_name):
+  """(problem, (input vocab, target vocab), model, checkpoint path)."""
+  problem = registry.problem(problem_name)
+  vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
+  model, _, spec, path = load_model_from_dir(model_dir, checkpoint_path)
+  trained = spec.get("flags", {})
+  for flag, given in (("hparams_set", hparams_set), ("model", model_name)):
+    if given and trained.get(flag) and trained[flag] != given:
+      raise UserError(f"--{flag}={given}, but {model_dir} was trained with "
+                       f"--{flag}={trained[flag]}")
+  return problem, vocabs, model, path
+
+
+def score(problem_name, model_dir, data_dir, pairs, target,
+          checkpoint_path=None, decode_overrides="", hparams_set=None,
+          model_name=None, window=DEFAULT_WINDOW, log=_to_stderr):
+  """Writes one ``log-prob<TAB>per token<TAB>tokens`` line per (source,
+  target) pair of the iterable ``pairs`` into the binary stream
+  ``target`` (forced decoding, ``decoding.scoring``). Returns the number
+  of lines written."""
+  problem, vocabs, model, path = _load(problem_name, model_dir, data_dir,
+                                       checkpoint_path, hparams_set,
+                                       model_name)
+  hparams = decode_hparams(decode_overrides, problem.decode_defaults)
+  log(f"scoring with {path}")
+  scorer = Scorer(model, vocabs[0], vocabs[1],
+                  max_input_length=hparams.max_input_length,
+                  batch_size=hparams.batch_size)
+  return score_stream(scorer, pairs, target, window, log=log)
 
 
 def decode(problem_name, model_dir, data_dir, source, target,
@@ -27,17 +60,17 @@ def decode(problem_name, model_dir, data_dir, source, target,
     log(f"decoding with the SavedModel {saved_model_dir}")
     return decode_stream(SavedModelDecoder(saved_model_dir), source, target,
                          window, log=log)
-  problem = registry.problem(problem_name)
-  vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
-  model, _, spec, path = load_model_from_dir(model_dir, checkpoint_path)
-  trained = spec.get("flags", {})
-  for flag, given in (("hparams_set", hparams_set), ("model", model_name)):
-    if given and trained.get(flag) and trained[flag] != given:
-      raise UserError(f"--{flag}={given}, but {model_dir} was trained with "
-                       f"--{flag}={trained[flag]}")
+  problem, vocabs, model, path = _load(problem_name, model_dir, data_dir,
+                                       checkpoint_path, hparams_set,
+                                       model_name)
   hparams = decode_hparams(decode_overrides, problem.decode_defaults)
   decoder = Decoder(model, vocabs[0], hparams,
                     postprocess=problem.postprocess, target_vocab=vocabs[1])
-  log(f"decoding with {path}: beam {hparams.beam_size}, alpha "
-      f"{hparams.alpha}, extra length {hparams.extra_length}")
+  if hparams.sampling:
+    log(f"sampling with {path}: {hparams.sampling}, top_k {hparams.top_k}, "
+        f"top_p {hparams.top_p}, temperature {hparams.temperature}, seed "
+        f"{hparams.seed}")
+  else:
+    log(f"decoding with {path}: beam {hparams.beam_size}, alpha "
+        f"{hparams.alpha}, extra length {hparams.extra_length}")
   return decode_stream(decoder, source, target, window, log=log)

@@ -19,7 +19,7 @@ import time
 import keras
 import tensorflow as tf
 
-from t2t_keras.decoding.beam_search import search_function
+from t2t_keras.decoding.search import search_function
 from t2t_keras.errors import ExistingFileError
 
 
@@ -36,8 +36,9 @@ def export(model, vocab, hparams, export_dir, version=None,
   if os.path.exists(path):
     raise ExistingFileError(f"{path} exists; TF Serving versions are never "
                           "overwritten: pick another --export_version")
-  beams = search_function(model, hparams.beam_size, hparams.alpha,
-                          hparams.extra_length)
+  best_only = hparams.copy()
+  best_only.return_beams = False
+  beams = search_function(model, best_only)
 
   def search(ids):
     out, scores = beams(ids)

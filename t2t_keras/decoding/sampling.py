@@ -1,0 +1,63 @@
+"""Sampling instead of search (for back-translation and diverse outputs):
+each next token is drawn from the model's distribution, optionally sharpened
+by a temperature and cut to the ``top_k`` most likely tokens or to the
+smallest set whose probability reaches ``top_p`` (nucleus sampling).
+
+Draws are stateless (``tf.random.stateless_categorical`` seeded with
+(seed, step)), so a seed gives the same outputs for the same batch, and the
+loop uses core ops only (it exports). With ``top_k=1`` sampling is greedy
+decoding. Scores are the model's log-probabilities of the drawn outputs
+(untempered, unfiltered).
+"""
+
+import tensorflow as tf
+
+from t2t_keras.decoding.beam_search import NEG_INF, token_by_token
+from t2t_keras.errors import UserError
+
+METHODS = ("topk", "topp")
+
+
+def check_sampling(method, top_k, top_p, temperature):
+  """A ``UserError`` naming the bad setting, or nothing."""
+  if method not in METHODS:
+    raise UserError(f"sampling must be one of {', '.join(METHODS)} (or empty "
+                    f"for beam search), got {method!r}")
+  if temperature <= 0:
+    raise UserError(f"temperature must be > 0, got {temperature}")
+  if method == "topk" and top_k < 0:
+    raise UserError(f"top_k must be >= 0 (0: the whole vocabulary), got "
+                    f"{top_k}")
+  if method == "topp" and not 0 < top_p <= 1:
+    raise UserError(f"top_p must be in (0, 1], got {top_p}")
+
+
+def filter_logits(log_probs, method, top_k=0, top_p=1.0, temperature=1.0):
+  """log_probs [batch, vocab] -> logits to draw from: divided by the
+  temperature, then all but the top-k (``topk``, k > 0) or the nucleus of
+  mass ``top_p`` (``topp``) set to NEG_INF."""
+  logits = log_probs / temperature
+  if method == "topk" and top_k > 0:
+    kth = tf.math.top_k(logits, k=top_k).values[:, -1:]
+    return tf.where(logits < kth, NEG_INF, logits)
+  if method == "topp":
+    ordered = tf.sort(logits, axis=-1, direction="DESCENDING")
+    probs = tf.nn.softmax(ordered)
+    before = tf.cumsum(probs, axis=-1, exclusive=True)   # mass above each
+    kept = tf.reduce_sum(tf.cast(before < top_p, tf.int32), -1)  # >= 1
+    smallest = tf.gather(ordered, kept - 1, axis=1, batch_dims=1)[:, None]
+    return tf.where(logits < smallest, NEG_INF, logits)
+  return logits
+
+
+def sample_decode(model, inputs, method="topk", top_k=0, top_p=1.0,
+                  temperature=1.0, seed=0, extra_length=50):
+  """Sampled outputs: (ids [batch, max_length], log-prob [batch])."""
+  check_sampling(method, top_k, top_p, temperature)
+
+  def choose(log_probs, step):
+    logits = filter_logits(log_probs, method, top_k, top_p, temperature)
+    seeds = tf.stack([tf.constant(seed, tf.int32), tf.cast(step, tf.int32)])
+    return tf.random.stateless_categorical(logits, 1, seed=seeds,
+                                           dtype=tf.int32)[:, 0]
+  return token_by_token(model, inputs, choose, extra_length)

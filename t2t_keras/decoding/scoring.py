@@ -1,0 +1,123 @@
+"""Scoring given translations by forced decoding (fairseq's
+``--score-reference``, OpenNMT-tf's ``score``, marian-scorer).
+
+For each (source, target) pair the model reads the source and the target
+(EOS-terminated) in one full pass; the score is the sum over target tokens
+of log P(token | source, previous tokens), the same numbers incremental
+decoding would give. One output line per pair:
+``log-prob<TAB>log-prob per token<TAB>tokens`` (EOS counted).
+"""
+
+import itertools
+import time
+
+import tensorflow as tf
+
+from t2t_keras.decoding.decoder import BATCH_SIZE, DEFAULT_WINDOW
+from t2t_keras.errors import UserError
+from t2t_keras.ids import EOS_ID, PAD_ID
+from t2t_keras.logs import log_line
+
+_IDS = tf.TensorSpec([None, None], tf.int32)
+
+
+class Scorer:
+  """Scores (source, target) string pairs with ``model``.
+
+  Args:
+    model: a ``models.base.Seq2SeqModel``.
+    vocab: encodes the sources; ``target_vocab`` the targets (default:
+      ``vocab``).
+    max_input_length: sources (and targets) are cut to this many tokens,
+      EOS included; cuts are counted in ``truncated``.
+    batch_size: pairs per model call.
+  """
+
+  def __init__(self, model, vocab, target_vocab=None, max_input_length=512,
+               batch_size=BATCH_SIZE):
+    self.model, self.vocab = model, vocab
+    self.target_vocab = target_vocab or vocab
+    self.max_input_length, self.batch_size = max_input_length, batch_size
+    self.truncated = 0
+    self._score = tf.function(self._batch, input_signature=[_IDS, _IDS])
+
+  def _batch(self, inputs, targets):
+    """-> (log-prob sums [batch], token counts [batch])."""
+    logits = self.model({"inputs": inputs, "targets": targets},
+                        training=False)
+    log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32))
+    chosen = tf.gather(log_probs, targets, axis=2, batch_dims=2)
+    real = tf.cast(tf.not_equal(targets, PAD_ID), tf.float32)
+    return tf.reduce_sum(chosen * real, 1), tf.reduce_sum(real, 1)
+
+  def _ids(self, vocab, text):
+    ids = vocab.encode(text)
+    if len(ids) > self.max_input_length - 1:
+      ids = ids[:self.max_input_length - 1]
+      self.truncated += 1
+    return ids + [EOS_ID]
+
+  def score(self, pairs):
+    """[(source, target)] -> [(log-prob, tokens)], in order."""
+    encoded = [(self._ids(self.vocab, s), self._ids(self.target_vocab, t))
+               for s, t in pairs]
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i][0]))
+    results = [None] * len(encoded)
+    for first in range(0, len(order), self.batch_size):
+      chunk = order[first:first + self.batch_size]
+      inputs, targets = (_padded([encoded[i][side] for i in chunk])
+                         for side in (0, 1))
+      sums, counts = self._score(inputs, targets)
+      for row, index in enumerate(chunk):
+        results[index] = (float(sums[row]), int(counts[row]))
+    return results
+
+
+def _padded(rows):
+  longest = max(len(r) for r in rows)
+  return tf.constant([r + [PAD_ID] * (longest - len(r)) for r in rows],
+                     tf.int32)
+
+
+def format_score(log_prob, tokens):
+  return f"{log_prob:.4f}\t{log_prob / tokens:.4f}\t{tokens}"
+
+
+def tsv_pairs(reader):
+  """(source, target) from ``source<TAB>target`` lines of a LineReader."""
+  for line in reader:
+    source, tab, target = line.partition("\t")
+    if not tab:
+      raise UserError(f"{reader.name} line {reader.lines}: no tab; expected "
+                      "source<TAB>target")
+    yield source, target
+
+
+def paired_lines(sources, targets):
+  """(source, target) from two LineReaders that must have equal lengths."""
+  for source, target in itertools.zip_longest(sources, targets):
+    if source is None or target is None:
+      shorter = sources if source is None else targets
+      raise UserError(f"{shorter.name} ends after {shorter.lines} line(s) "
+                      "but the other file goes on: sources and targets must "
+                      "have one line per pair")
+    yield source, target
+
+
+def score_stream(scorer, pairs, target, window=DEFAULT_WINDOW,
+                 log=log_line):
+  """Scores an iterable of pairs into the binary stream ``target``,
+  ``window`` pairs at a time (each window written and flushed at once).
+  Returns the number of lines written."""
+  start, written = time.time(), 0
+  pairs = iter(pairs)
+  for chunk in iter(lambda: list(itertools.islice(pairs, window)), []):
+    target.write("".join(format_score(*s) + "\n"
+                         for s in scorer.score(chunk)).encode("utf-8"))
+    target.flush()
+    written += len(chunk)
+  log(f"scored {written:,} pair(s) in {time.time() - start:.1f} s")
+  if scorer.truncated:
+    log(f"{scorer.truncated} source or target line(s) longer than "
+        f"{scorer.max_input_length} tokens were cut to that length")
+  return written
