@@ -5,7 +5,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -20,15 +19,7 @@ from t2t_keras.analysis.traced import dot_flops, traced_step_flops
 from t2t_keras.decoding.decoder import decode_hparams
 from t2t_keras.models.builder import load_model_from_dir
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def command(name, *args):
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-  return subprocess.run(
-      [sys.executable, "-m", f"t2t_keras.bin.{name}", *args],
-      capture_output=True, text=True, cwd=REPO, env=env, timeout=600,
-      check=False)
+from commands import t2t_command as command
 
 
 @pytest.fixture(scope="module")

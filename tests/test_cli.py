@@ -3,20 +3,10 @@
 import json
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def command(name, *args):
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-  return subprocess.run(
-      [sys.executable, "-m", f"t2t_keras.bin.{name}", *args],
-      capture_output=True, text=True, cwd=REPO, env=env, timeout=600,
-      check=False)
+from commands import t2t_command as command
 
 
 def trainer(*args):
@@ -102,10 +92,7 @@ def test_quiet_start(name, args):
   start_up = re.compile(r"oneDNN|cuInit|cuda|absl::InitializeLog")
 
   def run(*extra):
-    return subprocess.run(
-        [sys.executable, "-m", f"t2t_keras.bin.{name}", *args, *extra],
-        capture_output=True, text=True, cwd=REPO, env=env, timeout=600,
-        check=False)
+    return command(name, *args, *extra, env=env)
   quiet = run()
   assert quiet.returncode == 0, quiet.stderr
   assert not start_up.search(quiet.stdout + quiet.stderr), quiet.stderr

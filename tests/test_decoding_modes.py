@@ -1,13 +1,11 @@
 """Sampling (seeded, top-k, nucleus) and forced-decoding scores."""
 
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from commands import t2t_command
 from t2t_keras import registry
 from t2t_keras.decoding import greedy_decode, sample_decode
 from t2t_keras.decoding.decoder import Decoder, decode_hparams
@@ -18,7 +16,6 @@ from t2t_keras.export.exporter import export
 from t2t_keras.ids import EOS_ID
 from t2t_keras.models.builder import load_model_from_dir
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SENTENCES = ["the dog sees a cat", "these old teachers help a small boat",
              "a bird", "that happy farmer calls the dark windows near a tree",
              "the red cars follow these young horses"]
@@ -135,10 +132,7 @@ def test_forced_decoding_equals_the_sum_of_step_log_probs(trained):
 
 
 def decoder_command(*args):
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-  return subprocess.run([sys.executable, "-m", "t2t_keras.bin.t2t_decoder",
-                         *args], capture_output=True, text=True, cwd=REPO,
-                        env=env, timeout=600, check=False)
+  return t2t_command("t2t_decoder", *args)
 
 
 def test_score_file_command(trained, tmp_path):
