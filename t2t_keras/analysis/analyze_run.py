@@ -30,7 +30,7 @@ def analyze(hparams_set, vocab_size, hparams_overrides="", model=None,
   ``batch_tokens`` is the source tokens per step (as many target tokens
   are assumed, in sentences of these lengths)."""
   hparams = registry.hparams(hparams_set).parse(hparams_overrides)
-  model = model or hparams.get("model") or "transformer"
+  model = model or "transformer"
   model_class = registry.model(model)
   if not issubclass(model_class, Transformer):
     raise UserError(f"t2t-analyze counts Transformer models; model {model} "

@@ -1,6 +1,6 @@
 """The attention weights of a trained model on one sentence pair.
 
-The target is the model's own translation (beam search, as t2t-decoder) or
+The target is the model's own translation (t2t-decoder's search) or
 a given text (forced). One eager full pass over (source, target) records
 every attention layer (``layers.attention_record``); the model names its
 layers by kind (``Seq2SeqModel.attention_layers``).
@@ -9,10 +9,9 @@ layers by kind (``Seq2SeqModel.attention_layers``).
 import dataclasses
 
 import numpy as np
-import tensorflow as tf
 
-from t2t_keras.decoding.search import search_function
-from t2t_keras.ids import EOS_ID
+from t2t_keras.decoding.decoder import Decoder, padded
+from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.layers.attention_record import recording
 from t2t_keras.models.base import ATTENTION_KINDS
 
@@ -43,46 +42,35 @@ class AttentionMaps:
     return queries, keys
 
 
-def _with_eos(ids, limit=None):
-  ids = [int(i) for i in ids]
-  if EOS_ID in ids:
-    ids = ids[:ids.index(EOS_ID)]
-  ids = [i for i in ids if i != 0]
-  if limit is not None:
-    ids = ids[:limit - 1]
-  return ids + [EOS_ID]
+def _until_eos(ids):
+  """Search output ids -> the ids up to and with the first EOS."""
+  ids = [int(i) for i in ids if i != PAD_ID]
+  return ids[:ids.index(EOS_ID) + 1] if EOS_ID in ids else ids + [EOS_ID]
 
 
 class AttentionReader:
   """Reads attention maps from ``model`` (a ``Seq2SeqModel`` with
   ``attention_layers``) for text encoded with ``vocab`` (source) and
-  ``target_vocab``; outputs come from beam search under ``decode`` (an
-  HParams from ``decoding.decoder.decode_hparams``)."""
+  ``target_vocab``; outputs come from the decoder's search under ``decode``
+  (an HParams from ``decoding.decoder.decode_hparams``)."""
 
   def __init__(self, model, vocab, decode, target_vocab=None):
-    self.model, self.vocab, self.decode = model, vocab, decode
-    self.target_vocab = target_vocab or vocab
+    self.model = model
     self.layers = model.attention_layers()
-    self._search = tf.function(
-        search_function(model, decode),
-        input_signature=[tf.TensorSpec([None, None], tf.int32)])
-
-  def translate(self, source_ids):
-    """The model's best output ids (EOS-terminated) for one source."""
-    ids, _ = self._search(tf.constant([source_ids], tf.int32))
-    return _with_eos(ids.numpy()[0, 0])
+    self.decoder = Decoder(model, vocab, decode, target_vocab=target_vocab)
 
   def read(self, source, target=None):
     """``AttentionMaps`` for the text ``source`` and the model's output, or
     ``target`` when given."""
-    source_ids = _with_eos(self.vocab.encode(source),
-                           self.decode.max_input_length)
+    vocab, target_vocab = self.decoder.vocab, self.decoder.target_vocab
+    source_ids = self.decoder.encode(source)
     if target is None:
-      target_ids = self.translate(source_ids)
+      ids, _ = self.decoder.search(padded([source_ids]))
+      target_ids = _until_eos(ids[0, 0])
     else:
-      target_ids = _with_eos(self.target_vocab.encode(target))
-    features = {"inputs": tf.constant([source_ids], tf.int32),
-                "targets": tf.constant([target_ids], tf.int32)}
+      target_ids = target_vocab.encode(target) + [EOS_ID]
+    features = {"inputs": padded([source_ids]),
+                "targets": padded([target_ids])}
     with recording() as recorded:
       self.model(features, training=False)
     weights = {}
@@ -92,7 +80,7 @@ class AttentionReader:
                                   for layer in self.layers[kind]])
     return AttentionMaps(
         source=source,
-        target=self.target_vocab.decode(target_ids),
-        source_tokens=self.vocab.pieces(source_ids),
-        target_tokens=self.target_vocab.pieces(target_ids),
+        target=target_vocab.decode(target_ids),
+        source_tokens=vocab.pieces(source_ids),
+        target_tokens=target_vocab.pieces(target_ids),
         weights=weights)

@@ -10,8 +10,8 @@ from t2t_keras.bin import common
 FLAGS = flags.FLAGS
 flags.DEFINE_string("hparams_set", None, "Registered hparams set name.")
 flags.DEFINE_string("hparams", "", "Overrides, e.g. 'num_heads=16'.")
-flags.DEFINE_string("model", None, "Registered model (default: transformer, "
-                    "or the set's own).")
+flags.DEFINE_string("model", "transformer", "Registered model (a "
+                    "Transformer or a subclass, e.g. transformer_relative).")
 flags.DEFINE_integer("vocab_size", None, "Vocabulary size (both sides).")
 flags.DEFINE_integer("target_vocab_size", None,
                      "Target vocabulary size when it differs.")

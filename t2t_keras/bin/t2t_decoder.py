@@ -35,6 +35,9 @@ def main(argv):
     common.require(FLAGS, "problem", "output_dir", "data_dir")
   if FLAGS.score_target_file and not FLAGS.score_file:
     raise app.UsageError("--score_target_file goes with --score_file")
+  if FLAGS.score_file and FLAGS.saved_model_dir:
+    raise app.UsageError("--score_file scores with a checkpoint (--problem, "
+                         "--output_dir, --data_dir), not --saved_model_dir")
   from t2t_keras.decoding import run  # pylint: disable=g-import-not-at-top
   from t2t_keras.decoding.scoring import paired_lines, tsv_pairs  # pylint: disable=g-import-not-at-top
   from t2t_keras.lines import LineReader  # pylint: disable=g-import-not-at-top

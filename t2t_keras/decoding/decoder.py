@@ -21,7 +21,7 @@ from t2t_keras.decoding.sampling import check_sampling
 from t2t_keras.decoding.search import search_function
 from t2t_keras.errors import UserError
 from t2t_keras.hparams import HParams
-from t2t_keras.ids import EOS_ID
+from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.lines import one_line
 from t2t_keras.logs import log_line
 
@@ -48,6 +48,44 @@ def decode_hparams(overrides="", defaults=None):
     if hparams.return_beams:
       raise UserError("return_beams goes with beam search, not sampling")
   return hparams
+
+
+def encode_with_eos(vocab, text, max_length):
+  """(ids of ``text`` cut to ``max_length - 1`` tokens, then EOS; whether a
+  cut was made)."""
+  ids = vocab.encode(text)
+  cut = len(ids) > max_length - 1
+  return ids[:max_length - 1] + [EOS_ID], cut
+
+
+def length_sorted_chunks(lengths, batch_size):
+  """Indices of ``lengths`` in order of length, in chunks of
+  ``batch_size``: batches of similar lengths waste little on padding."""
+  order = sorted(range(len(lengths)), key=lengths.__getitem__)
+  return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def padded(rows):
+  """Lists of ids -> int32 [len(rows), longest], 0-padded."""
+  longest = max(len(r) for r in rows)
+  return tf.constant([r + [PAD_ID] * (longest - len(r)) for r in rows],
+                     tf.int32)
+
+
+def windows(items, size):
+  """Lists of up to ``size`` consecutive items of the iterable ``items``."""
+  items = iter(items)
+  return iter(lambda: list(itertools.islice(items, size)), [])
+
+
+def describe(hparams):
+  """How decode ``hparams`` pick outputs, for log lines."""
+  if hparams.sampling:
+    return (f"sampling {hparams.sampling}, top_k {hparams.top_k}, top_p "
+            f"{hparams.top_p}, temperature {hparams.temperature}, seed "
+            f"{hparams.seed}")
+  return (f"beam {hparams.beam_size}, alpha {hparams.alpha}, extra length "
+          f"{hparams.extra_length}")
 
 
 @dataclasses.dataclass
@@ -81,13 +119,18 @@ class Decoder:
         input_signature=[tf.TensorSpec([None, None], tf.int32)])
     self.stats = DecodeStats()
 
-  def _encode(self, line):
-    ids = self.vocab.encode(line)
-    limit = self.hparams.max_input_length - 1
-    if len(ids) > limit:
-      ids = ids[:limit]
-      self.stats.truncated += 1
-    return ids + [EOS_ID]
+  def encode(self, line):
+    """Source ids of ``line``, cut to ``max_input_length`` (counted)."""
+    ids, cut = encode_with_eos(self.vocab, line,
+                               self.hparams.max_input_length)
+    self.stats.truncated += cut
+    return ids
+
+  def search(self, batch):
+    """int32 [batch, length] source ids -> numpy (ids [batch, beams,
+    length], scores [batch, beams])."""
+    ids, scores = self._search(batch)
+    return ids.numpy(), scores.numpy()
 
   def decode(self, lines, progress=None):
     """Decoded strings, one per line (with return_beams, a list per line of
@@ -96,16 +139,11 @@ class Decoder:
     ``progress(sentences)`` is called after each batch with the number of
     sentences this decoder has done in all."""
     start = time.time()
-    encoded = [self._encode(line) for line in lines]
-    order = sorted(range(len(lines)), key=lambda i: len(encoded[i]))
+    encoded = [self.encode(line) for line in lines]
     results = [None] * len(lines)
-    size = self.hparams.batch_size
-    for first in range(0, len(order), size):
-      chunk = order[first:first + size]
-      longest = max(len(encoded[i]) for i in chunk)
-      batch = [encoded[i] + [0] * (longest - len(encoded[i])) for i in chunk]
-      ids, scores = self._search(tf.constant(batch, tf.int32))
-      ids, scores = ids.numpy(), scores.numpy()
+    for chunk in length_sorted_chunks([len(e) for e in encoded],
+                                      self.hparams.batch_size):
+      ids, scores = self.search(padded([encoded[i] for i in chunk]))
       for row, index in enumerate(chunk):
         if self.hparams.return_beams:   # real hypotheses only, never filler
           results[index] = [
@@ -154,8 +192,7 @@ def decode_stream(decoder, reader, target, window=DEFAULT_WINDOW,
           f"{sentences / (now - start):.1f} sentences/s")
       last = now
 
-  lines_in = iter(reader)
-  for lines in iter(lambda: list(itertools.islice(lines_in, window)), []):
+  for lines in windows(reader, window):
     outputs = decoder.decode(lines, progress=progress)
     target.write("".join(format_output(o) + "\n"
                          for o in outputs).encode("utf-8"))

@@ -4,7 +4,8 @@ import sys
 
 from t2t_keras import registry
 from t2t_keras.decoding.decoder import (DEFAULT_WINDOW, Decoder,
-                                       decode_hparams, decode_stream)
+                                       decode_hparams, decode_stream,
+                                       describe)
 from t2t_keras.decoding.saved_model import SavedModelDecoder
 from t2t_keras.decoding.scoring import Scorer, score_stream
 from t2t_keras.errors import UserError
@@ -66,11 +67,5 @@ def decode(problem_name, model_dir, data_dir, source, target,
   hparams = decode_hparams(decode_overrides, problem.decode_defaults)
   decoder = Decoder(model, vocabs[0], hparams,
                     postprocess=problem.postprocess, target_vocab=vocabs[1])
-  if hparams.sampling:
-    log(f"sampling with {path}: {hparams.sampling}, top_k {hparams.top_k}, "
-        f"top_p {hparams.top_p}, temperature {hparams.temperature}, seed "
-        f"{hparams.seed}")
-  else:
-    log(f"decoding with {path}: beam {hparams.beam_size}, alpha "
-        f"{hparams.alpha}, extra length {hparams.extra_length}")
+  log(f"decoding with {path}: {describe(hparams)}")
   return decode_stream(decoder, source, target, window, log=log)

@@ -13,9 +13,11 @@ import time
 
 import tensorflow as tf
 
-from t2t_keras.decoding.decoder import BATCH_SIZE, DEFAULT_WINDOW
+from t2t_keras.decoding.decoder import (BATCH_SIZE, DEFAULT_WINDOW,
+                                       encode_with_eos, length_sorted_chunks,
+                                       padded, windows)
 from t2t_keras.errors import UserError
-from t2t_keras.ids import EOS_ID, PAD_ID
+from t2t_keras.ids import PAD_ID
 from t2t_keras.logs import log_line
 
 _IDS = tf.TensorSpec([None, None], tf.int32)
@@ -51,32 +53,22 @@ class Scorer:
     return tf.reduce_sum(chosen * real, 1), tf.reduce_sum(real, 1)
 
   def _ids(self, vocab, text):
-    ids = vocab.encode(text)
-    if len(ids) > self.max_input_length - 1:
-      ids = ids[:self.max_input_length - 1]
-      self.truncated += 1
-    return ids + [EOS_ID]
+    ids, cut = encode_with_eos(vocab, text, self.max_input_length)
+    self.truncated += cut
+    return ids
 
   def score(self, pairs):
     """[(source, target)] -> [(log-prob, tokens)], in order."""
     encoded = [(self._ids(self.vocab, s), self._ids(self.target_vocab, t))
                for s, t in pairs]
-    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i][0]))
     results = [None] * len(encoded)
-    for first in range(0, len(order), self.batch_size):
-      chunk = order[first:first + self.batch_size]
-      inputs, targets = (_padded([encoded[i][side] for i in chunk])
-                         for side in (0, 1))
-      sums, counts = self._score(inputs, targets)
+    for chunk in length_sorted_chunks([len(e[0]) for e in encoded],
+                                      self.batch_size):
+      sums, counts = self._score(padded([encoded[i][0] for i in chunk]),
+                                 padded([encoded[i][1] for i in chunk]))
       for row, index in enumerate(chunk):
         results[index] = (float(sums[row]), int(counts[row]))
     return results
-
-
-def _padded(rows):
-  longest = max(len(r) for r in rows)
-  return tf.constant([r + [PAD_ID] * (longest - len(r)) for r in rows],
-                     tf.int32)
 
 
 def format_score(log_prob, tokens):
@@ -110,8 +102,7 @@ def score_stream(scorer, pairs, target, window=DEFAULT_WINDOW,
   ``window`` pairs at a time (each window written and flushed at once).
   Returns the number of lines written."""
   start, written = time.time(), 0
-  pairs = iter(pairs)
-  for chunk in iter(lambda: list(itertools.islice(pairs, window)), []):
+  for chunk in windows(pairs, window):
     target.write("".join(format_score(*s) + "\n"
                          for s in scorer.score(chunk)).encode("utf-8"))
     target.flush()

@@ -4,7 +4,7 @@ import os
 
 from t2t_keras import registry
 from t2t_keras.data.problem import Problem
-from t2t_keras.decoding.decoder import decode_hparams
+from t2t_keras.decoding.decoder import decode_hparams, describe
 from t2t_keras.export.exporter import export
 from t2t_keras.logs import log_line
 from t2t_keras.models.builder import load_model_from_dir
@@ -25,6 +25,5 @@ def export_run(problem_name, model_dir, data_dir, checkpoint_path=None,
   target = export(model, vocabs[0], hparams,
                   export_dir or os.path.join(model_dir, "export"), version,
                   target_vocab=vocabs[1])
-  log(f"exported {path} (beam {hparams.beam_size}, alpha {hparams.alpha}, "
-      f"extra length {hparams.extra_length}) to {target}")
+  log(f"exported {path} ({describe(hparams)}) to {target}")
   return target
