@@ -35,6 +35,18 @@ flags.DEFINE_integer("cpu_devices", None,
 flags.DEFINE_bool("xla_compile", False,
                   "Compile the training step with XLA (not with several CPU "
                   "replicas; XLA on CPU does not use AMX bfloat16 units).")
+flags.DEFINE_bool("eval_bleu", None,
+                  "Decode dev and report sacreBLEU at each evaluation; the "
+                  "best checkpoint by it goes to OUTPUT_DIR/best (by dev "
+                  "loss without it). Default: on for translation problems.")
+flags.DEFINE_integer("eval_bleu_lines", None,
+                     "Dev sentences decoded for --eval_bleu (default: all).")
+flags.DEFINE_string("eval_decode_hparams", "",
+                    "Decode hparams for --eval_bleu, e.g. 'beam_size=1' "
+                    "(default: the problem's decoding settings).")
+flags.DEFINE_integer("early_stopping_patience", None,
+                     "Stop after this many evaluations without a better dev "
+                     "BLEU (or loss); default: never.")
 flags.DEFINE_integer("random_seed", RunConfig.seed,
                      "Seed of the initial weights, dropout and data order.")
 
@@ -58,6 +70,9 @@ def main(argv):
           every_steps=FLAGS.save_checkpoints_steps),
       worker_gpu=FLAGS.worker_gpu, cpu_devices=FLAGS.cpu_devices,
       jit_compile=FLAGS.xla_compile, seed=FLAGS.random_seed,
+      eval_bleu=FLAGS.eval_bleu, eval_bleu_lines=FLAGS.eval_bleu_lines,
+      eval_decode_overrides=FLAGS.eval_decode_hparams,
+      early_stopping_patience=FLAGS.early_stopping_patience,
       flags=common.flag_values(FLAGS)))
   return 0
 

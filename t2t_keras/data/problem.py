@@ -15,6 +15,7 @@ default, written here with what calls it:
 | ``vocab`` | the two above | none: the problem cannot be decoded from text |
 | ``decode_defaults`` | t2t-decoder, t2t-exporter | the paper's settings |
 | ``postprocess`` | t2t-decoder | the decoded text unchanged |
+| ``validation_bleu`` | t2t-trainer (``--eval_bleu`` default) | False |
 """
 
 from t2t_keras.data import pipeline
@@ -32,6 +33,10 @@ class Problem:
   # Decode hparams that replace the paper's defaults for this problem
   # (t2t_keras.decoding.decoder.decode_hparams), e.g. {"beam_size": 21}.
   decode_defaults = {}
+  # Whether t2t-trainer decodes dev and scores its BLEU at each evaluation
+  # by default (translation problems); otherwise dev loss picks the best
+  # checkpoint.
+  validation_bleu = False
 
   @property
   def name(self):

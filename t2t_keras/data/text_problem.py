@@ -41,6 +41,7 @@ class Text2TextProblem(Problem):
   vocab_size = 8000
   vocab_model_type = "bpe"
   reverse = False
+  validation_bleu = True
 
   # What t2t-datagen's flags may set (e.g. a smaller vocabulary for tests).
   OPTIONS = ("source_lang", "target_lang", "vocab_size", "vocab_model_type")

@@ -138,19 +138,24 @@ class Decoder:
 
     ``progress(sentences)`` is called after each batch with the number of
     sentences this decoder has done in all."""
+    return self.decode_ids([self.encode(line) for line in lines], lines,
+                           progress)
+
+  def decode_ids(self, encoded, sources, progress=None):
+    """``decode`` of sentences already encoded (lists of ids ending in
+    EOS); ``sources`` are their texts, for ``postprocess``."""
     start = time.time()
-    encoded = [self.encode(line) for line in lines]
-    results = [None] * len(lines)
+    results = [None] * len(encoded)
     for chunk in length_sorted_chunks([len(e) for e in encoded],
                                       self.hparams.batch_size):
       ids, scores = self.search(padded([encoded[i] for i in chunk]))
       for row, index in enumerate(chunk):
         if self.hparams.return_beams:   # real hypotheses only, never filler
           results[index] = [
-              (self._text(ids[row, k], lines[index]), float(scores[row, k]))
+              (self._text(ids[row, k], sources[index]), float(scores[row, k]))
               for k in range(ids.shape[1]) if scores[row, k] > NEG_INF / 2]
         else:
-          results[index] = self._text(ids[row, 0], lines[index])
+          results[index] = self._text(ids[row, 0], sources[index])
         self.stats.target_tokens += int((ids[row, 0] != 0).sum())
       self.stats.sentences += len(chunk)
       if progress:

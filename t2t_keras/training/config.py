@@ -39,6 +39,14 @@ class RunConfig:
   cpu_devices: without GPUs, split the CPU into this many logical devices.
   jit_compile: compile the training step with XLA.
   seed: initial weights, dropout and the data order.
+  eval_bleu: decode dev and score sacreBLEU at each evaluation, and keep
+    the best checkpoint by it (else by dev loss); None: the problem's
+    ``validation_bleu``.
+  eval_bleu_lines: dev sentences decoded for it; None: all of dev.
+  eval_decode_overrides: decode hparams for it ("beam_size=1,alpha=0.6");
+    default: the problem's decoding settings.
+  early_stopping_patience: stop after this many evaluations without a
+    better dev figure; None: never.
   flags: the command line's flag values, recorded in model.json.
   """
   problem: str
@@ -55,4 +63,8 @@ class RunConfig:
   cpu_devices: Optional[int] = None
   jit_compile: bool = False
   seed: int = 1234
+  eval_bleu: Optional[bool] = None
+  eval_bleu_lines: Optional[int] = None
+  eval_decode_overrides: str = ""
+  early_stopping_patience: Optional[int] = None
   flags: dict = dataclasses.field(default_factory=dict)

@@ -2,16 +2,20 @@
 
 import contextlib
 import os
+import time
 
 import keras
 import tensorflow as tf
 
 from t2t_keras import registry
 from t2t_keras.data import pipeline
+from t2t_keras.decoding.decoder import decode_hparams, describe
+from t2t_keras.decoding.dev_bleu import DevBleu
 from t2t_keras.errors import UserError
 from t2t_keras.hparams import HParams
 from t2t_keras.logs import log_line
 from t2t_keras.models.builder import save_model_spec
+from t2t_keras.training.best import BestKeeper
 from t2t_keras.training.config import CheckpointPolicy, RunConfig  # pylint: disable=unused-import
 from t2t_keras.training.strategy import make_strategy
 from t2t_keras.training.trainer import Trainer
@@ -70,7 +74,10 @@ def report_long_examples(problem, data_dir, max_length, log):
 
 def train(config, log=log_line):
   """Builds, trains (resuming from ``config.output_dir``) and evaluates on
-  dev every ``config.eval_every`` steps. Returns the last dev metrics.
+  dev every ``config.eval_every`` steps (dev BLEU too when asked), keeping
+  the best checkpoint in ``<output_dir>/best`` and stopping early after
+  ``config.early_stopping_patience`` evaluations without improvement.
+  Returns the last dev metrics (None when an earlier run stopped early).
 
   Args:
     config: a ``RunConfig``.
@@ -124,21 +131,70 @@ def train(config, log=log_line):
           "dev", c.data_dir, hparams, input_context=ctx).take(
               c.eval_steps or -1))
 
-    eval_writer = tf.summary.create_file_writer(
-        os.path.join(model_dir, "eval"))
+    validation = _Validation(c, problem, trainer, model_dir, chief, dev_data,
+                             log)
+    if validation.keeper.should_stop:
+      log(f"stopped early before: {validation.keeper.stale} evaluation(s) "
+          f"without a better dev {validation.keeper.metric}; "
+          f"{validation.keeper.describe()}")
+      return None
     eval_every = c.eval_every or train_steps
     metrics = None
     while trainer.step < train_steps:
       target = min(train_steps, (trainer.step // eval_every + 1) * eval_every)
       trainer.fit(train_data, target, log_every=max(1, min(100, eval_every)),
                   log=log, total_steps=train_steps)
-      metrics = trainer.evaluate(dev_data())
-      with eval_writer.as_default(step=trainer.step):
-        for name, value in metrics.items():
-          tf.summary.scalar(name, value)
-      log(f"step {trainer.step}: dev loss {metrics['loss']:.4f}  "
-          f"perplexity {metrics['perplexity']:.3f}  "
-          f"accuracy {metrics['accuracy']:.3f}")
+      metrics = validation()
+      if validation.keeper.should_stop:
+        log(f"stopping early: {validation.keeper.stale} evaluation(s) "
+            f"without a better dev {validation.keeper.metric}; "
+            f"{validation.keeper.describe()}")
+        break
     if metrics is None:
-      metrics = trainer.evaluate(dev_data())
+      metrics = validation()
   return metrics
+
+
+class _Validation:
+  """Each evaluation: dev loss, perplexity and accuracy, dev BLEU when
+  asked, TensorBoard scalars, a console line, and the best checkpoint."""
+
+  def __init__(self, c, problem, trainer, model_dir, chief, dev_data, log):
+    self.trainer, self.dev_data, self.log = trainer, dev_data, log
+    use_bleu = problem.validation_bleu if c.eval_bleu is None else c.eval_bleu
+    self.bleu = None
+    if use_bleu:
+      self.bleu = DevBleu(trainer.model, problem, c.data_dir, decode_hparams(
+          c.eval_decode_overrides, problem.decode_defaults),
+                          c.eval_bleu_lines)
+      log(f"validation BLEU: {self.bleu.lines:,} dev sentence(s), "
+          f"{describe(self.bleu.decoder.hparams)}")
+    self.keeper = BestKeeper(model_dir, trainer.model,
+                             "bleu" if use_bleu else "loss",
+                             higher_is_better=use_bleu,
+                             patience=c.early_stopping_patience, write=chief)
+    if self.keeper.restarted:
+      log(f"{self.keeper.directory} kept the best by dev "
+          f"{self.keeper.restarted}; now by dev {self.keeper.metric}, "
+          "starting over")
+    self.writer = tf.summary.create_file_writer(
+        os.path.join(model_dir, "eval"))
+
+  def __call__(self):
+    trainer = self.trainer
+    metrics = trainer.evaluate(self.dev_data())
+    line = (f"step {trainer.step}: dev loss {metrics['loss']:.4f}  "
+            f"perplexity {metrics['perplexity']:.3f}  "
+            f"accuracy {metrics['accuracy']:.3f}")
+    if self.bleu:
+      start = time.time()
+      metrics["bleu"], _ = self.bleu()
+      line += (f"  BLEU {metrics['bleu']:.2f} ({self.bleu.lines:,} "
+               f"sentences, {time.time() - start:.1f} s)")
+    with self.writer.as_default(step=trainer.step):
+      for name, value in metrics.items():
+        tf.summary.scalar(name, value)
+    if self.keeper.update(trainer.step, metrics[self.keeper.metric]):
+      line += "  (best so far)"
+    self.log(line)
+    return metrics

@@ -1,0 +1,58 @@
+"""Validation BLEU during training: the model being trained decodes the
+first lines of its problem's dev split, and sacreBLEU scores the outputs
+against the dev references (fairseq's --eval-bleu, Marian's
+--valid-metrics bleu).
+
+Sources are the dev examples' ids as datagen encoded them (no re-encoding);
+references are their target ids decoded back to text.
+"""
+
+from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.ids import EOS_ID, PAD_ID
+from t2t_keras.metrics.bleu import sacre_bleu
+
+
+def _real(ids):
+  """A record's ids without padding and without the final EOS."""
+  ids = [int(i) for i in ids if i != PAD_ID]
+  return ids[:-1] if ids and ids[-1] == EOS_ID else ids
+
+
+class DevBleu:
+  """Scores ``model`` on dev each time it is called.
+
+  Args:
+    model: the ``Seq2SeqModel`` being trained (its current weights decode).
+    problem: the registered problem (dev examples, vocabularies,
+      postprocess).
+    data_dir: the problem's data.
+    hparams: decode hparams (``decoder.decode_hparams``).
+    max_lines: decode the first this many dev sentences; None: all.
+  """
+
+  def __init__(self, model, problem, data_dir, hparams, max_lines=None):
+    source_vocab = problem.input_vocab(data_dir)
+    target_vocab = problem.target_vocab(data_dir)
+    dev = problem.examples("dev", data_dir)
+    if max_lines:
+      dev = dev.take(max_lines)
+    keep = hparams.max_input_length - 1
+    self.encoded, self.sources, self.references = [], [], []
+    for example in dev.as_numpy_iterator():
+      source = _real(example["inputs"])
+      self.encoded.append(source[:keep] + [EOS_ID])
+      self.sources.append(source_vocab.decode(source))
+      self.references.append(target_vocab.decode(_real(example["targets"])))
+    self.decoder = Decoder(model, source_vocab, hparams,
+                           postprocess=problem.postprocess,
+                           target_vocab=target_vocab)
+
+  @property
+  def lines(self):
+    return len(self.encoded)
+
+  def __call__(self):
+    """(sacreBLEU of the current model on the dev lines, the outputs)."""
+    outputs = self.decoder.decode_ids(self.encoded, self.sources)
+    score, _ = sacre_bleu(outputs, self.references)
+    return score, outputs
