@@ -8,7 +8,7 @@ import re
 from t2t_keras import registry
 from t2t_keras import trees
 from t2t_keras.data.corpus import CorpusError, check_file
-from t2t_keras.data.sources import PairSource
+from t2t_keras.data.sources import Mixture, PairSource
 from t2t_keras.data.text_problem import Text2TextProblem
 
 # The standard WSJ split by section.
@@ -30,6 +30,9 @@ class TreebankSource(PairSource):
       raise CorpusError(f"--raw_data_dir {raw_dir} is not a directory")
     self.raw_dir = raw_dir
     self.prefixes = dict(prefixes or {})
+    if isinstance(self.prefixes.get("train"), Mixture):
+      raise CorpusError("parsing_wsj reads one train prefix; weighted "
+                        "corpora ('train=a:0.7,b:0.3') are for text pairs")
     self.langs = ("words", "tree")
 
   def files(self, split):

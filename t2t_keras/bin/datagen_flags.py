@@ -9,7 +9,9 @@ flags.DEFINE_string("raw_data_dir", None,
                     "train.<lang>, dev.<lang>, test.<lang>.")
 flags.DEFINE_string("raw_prefixes", "",
                     "Other file prefixes in --raw_data_dir, e.g. "
-                    "'train=multi30k/train,dev=wmt14/newstest2013'.")
+                    "'train=multi30k/train,dev=wmt14/newstest2013'; several "
+                    "weighted train corpora mix by sampling at training "
+                    "time: 'train=europarl:0.7,news:0.3,dev=newstest2013'.")
 flags.DEFINE_integer("vocab_byte_budget", 1_000_000,
                      "Bytes of each language's training text sampled to "
                      "build the vocabulary (0: all of it).")

@@ -8,6 +8,7 @@ Both yield (source, target) str pairs per split and samples of each
 language's training text for the vocabulary.
 """
 
+import itertools
 import os
 
 from t2t_keras.data.corpus import (CorpusError, SkipCounter, count_lines,
@@ -16,16 +17,58 @@ from t2t_keras.data.corpus import (CorpusError, SkipCounter, count_lines,
 REQUIRED_SPLITS = ("train", "dev")
 
 
+class Mixture(tuple):
+  """Several training corpora mixed by sampling: ((prefix, weight), ...),
+  weights > 0 (normalized when training reads them)."""
+
+
+def _weighted(part, entry):
+  prefix, sep, weight = entry.rpartition(":")
+  if not sep:
+    return entry, None
+  try:
+    value = float(weight)
+  except ValueError:
+    value = -1.0
+  if not prefix or not value > 0:
+    raise CorpusError(f"malformed raw prefix {part!r}: a weight after ':' "
+                      f"must be a number > 0, got {weight!r}")
+  return prefix, value
+
+
 def parse_prefixes(text):
-  """"train=multi30k/train,dev=wmt14/newstest2013" -> dict."""
-  prefixes = {}
+  """"train=multi30k/train,dev=wmt14/newstest2013" -> {split: prefix}.
+
+  The train split may list several corpora with sampling weights,
+  "train=europarl:0.7,news:0.3,dev=newstest2013": its value is then a
+  ``Mixture``."""
+  entries, split = {}, None
   for part in filter(None, (p.strip() for p in (text or "").split(","))):
-    split, sep, prefix = part.partition("=")
-    if not sep or split not in ("train", "dev", "test") or not prefix:
+    name, sep, prefix = part.partition("=")
+    if sep:
+      split = name
+      if split not in ("train", "dev", "test") or not prefix:
+        split = None
+    else:
+      prefix = part
+    if split is None or not prefix:
       raise CorpusError(f"malformed raw prefix {part!r}: expected "
                         "'train=PATH,dev=PATH,test=PATH' (paths relative to "
-                        "--raw_data_dir, without the .<lang> suffix)")
-    prefixes[split] = prefix
+                        "--raw_data_dir, without the .<lang> suffix), or "
+                        "weighted training corpora 'train=PATH:0.7,PATH:0.3'")
+    entries.setdefault(split, []).append(_weighted(part, prefix))
+  prefixes = {}
+  for split, parts in entries.items():
+    if len(parts) == 1:
+      prefixes[split] = parts[0][0]
+    elif split != "train":
+      raise CorpusError(f"--raw_prefixes lists {len(parts)} {split} "
+                        "corpora; only train can mix several")
+    elif any(w is None for _, w in parts):
+      raise CorpusError("--raw_prefixes: several train corpora need a "
+                        "weight each, e.g. 'train=a:0.7,b:0.3'")
+    else:
+      prefixes[split] = Mixture(parts)
   return prefixes
 
 
@@ -71,17 +114,31 @@ class LocalFiles(PairSource):
     self.raw_dir = raw_dir
     self.langs = (source_lang, target_lang)
     self.prefixes = dict(prefixes or {})
+    train = self.prefixes.get("train")
+    # The training corpora of a weighted mixture, one source each.
+    self.mixture = None
+    if isinstance(train, Mixture):
+      self.mixture = [
+          (LocalFiles(raw_dir, source_lang, target_lang,
+                      dict(self.prefixes, train=prefix)), prefix, weight)
+          for prefix, weight in train]
 
   def path(self, split, lang):
     prefix = self.prefixes.get(split, split)
     return os.path.join(self.raw_dir, f"{prefix}.{lang}")
 
   def has_split(self, split):
+    if split == "train" and self.mixture:
+      return all(part.has_split(split) for part, _, _ in self.mixture)
     return all(os.path.isfile(self.path(split, lang)) for lang in self.langs)
 
   def check(self, splits):
     """Fails early (before any work) on missing or misaligned files."""
     for split in splits:
+      if split == "train" and self.mixture:
+        for part, _, _ in self.mixture:
+          part.check([split])
+        continue
       if split not in REQUIRED_SPLITS and not self.has_split(split):
         continue
       paths = [self.path(split, lang) for lang in self.langs]
@@ -95,6 +152,9 @@ class LocalFiles(PairSource):
             f"lines, {paths[1]} has {counts[1]}")
 
   def pairs(self, split, skipped=None):
+    if split == "train" and self.mixture:
+      return itertools.chain.from_iterable(
+          part.pairs(split, skipped) for part, _, _ in self.mixture)
     if not self.has_split(split):
       missing = [self.path(split, l) for l in self.langs
                  if not os.path.isfile(self.path(split, l))]
@@ -103,6 +163,13 @@ class LocalFiles(PairSource):
                          skipped=skipped)
 
   def sample(self, lang, byte_budget):
+    """Training text for the vocabulary; a mixture's corpora share the
+    budget by weight."""
+    if self.mixture:
+      total = sum(w for _, _, w in self.mixture)
+      return itertools.chain.from_iterable(
+          part.sample(lang, int(byte_budget * w / total) if byte_budget > 0
+                      else 0) for part, _, w in self.mixture)
     return sample_lines(self.path("train", lang), byte_budget)
 
   def describe(self):

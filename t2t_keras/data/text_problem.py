@@ -15,10 +15,10 @@ import time
 
 import tensorflow as tf
 
-from t2t_keras.data import pipeline
+from t2t_keras.data import mixture, pipeline
 from t2t_keras.data.corpus import CorpusError, SkipCounter
 from t2t_keras.data.problem import Problem
-from t2t_keras.data.sources import LocalFiles, REQUIRED_SPLITS
+from t2t_keras.data.sources import LocalFiles, Mixture, REQUIRED_SPLITS
 from t2t_keras.data.vocab import SubwordVocab
 from t2t_keras.errors import MissingFileError, UserError
 from t2t_keras.ids import EOS_ID
@@ -93,11 +93,14 @@ class Text2TextProblem(Problem):
     return size, size
 
   def shard_paths(self, data_dir, split):
-    n = SHARDS[split]
+    n = SHARDS[split.split(".")[0]]
     return [os.path.join(data_dir, f"{self.data_name}-{split}-{i:05d}-of-"
                          f"{n:05d}") for i in range(n)]
 
   def split_done(self, data_dir, split):
+    if split == "train" and mixture.read_mix(
+        mixture.mix_path(data_dir, self.data_name)):
+      return True
     return all(os.path.exists(p) for p in self.shard_paths(data_dir, split))
 
   # -- generation -----------------------------------------------------------------
@@ -124,10 +127,11 @@ class Text2TextProblem(Problem):
     return vocab.encode(source) + [EOS_ID], vocab.encode(target) + [EOS_ID]
 
   def write_split(self, source, vocab, data_dir, split, log=log_line,
-                  log_every=50_000):
-    """Encodes one split into its shards. Returns the SkipCounter."""
+                  log_every=50_000, name=None):
+    """Encodes one split of ``source`` into its shards, named after
+    ``name`` (default ``split``). Returns the SkipCounter."""
     skipped = SkipCounter()
-    final = self.shard_paths(data_dir, split)
+    final = self.shard_paths(data_dir, name or split)
     partial = [p + ".partial" for p in final]
     writers = [tf.io.TFRecordWriter(p) for p in partial]
     start, count = time.time(), 0
@@ -154,6 +158,30 @@ class Text2TextProblem(Problem):
         f"{skipped.summary()}")
     return skipped
 
+  def write_mixture(self, source, vocab, data_dir, log=log_line):
+    """Encodes each training corpus of a weighted mixture into its own
+    shards (skipping those done) and records the weights
+    (``data.mixture``)."""
+    corpora = []
+    recorded = mixture.read_mix(mixture.mix_path(data_dir, self.data_name))
+    for index, (part, prefix, weight) in enumerate(source.mixture):
+      split = mixture.part_split(index)
+      if recorded and index < len(recorded) and \
+          recorded[index]["prefix"] != prefix:
+        raise CorpusError(
+            f"{data_dir} holds train corpus {recorded[index]['prefix']} as "
+            f"{split}, not {prefix}; change only the weights, or use "
+            "another --data_dir")
+      if self.split_done(data_dir, split):
+        log(f"train corpus {prefix}: already generated; skipping")
+      else:
+        log(f"train corpus {prefix} (weight {weight:g}):")
+        self.write_split(part, vocab, data_dir, "train", log, name=split)
+      corpora.append((prefix, weight))
+    mixture.write_mix(mixture.mix_path(data_dir, self.data_name), corpora)
+    log("train: " + ", ".join(f"{p} x {w:g}" for p, w in corpora) +
+        " mixed by sampling at training time")
+
   def generate_data(self, data_dir, tmp_dir=None, raw_dir=None,
                     raw_prefixes=None, byte_budget=DEFAULT_BYTE_BUDGET,
                     log=log_line):
@@ -168,8 +196,9 @@ class Text2TextProblem(Problem):
           f"{data_dir} already holds {os.path.basename(other[0])}, and its "
           f"shards are encoded with it; to build a {self.vocab_size}-piece "
           "vocabulary use another --data_dir")
-    if all(self.split_done(data_dir, s) for s in splits) and os.path.exists(
-        self.vocab_path(data_dir)):
+    mixing = isinstance((raw_prefixes or {}).get("train"), Mixture)
+    if not mixing and all(self.split_done(data_dir, s) for s in splits) and \
+        os.path.exists(self.vocab_path(data_dir)):
       log(f"{self.data_name}: all data in {data_dir} is already generated")
       return
     source = self.source(tmp_dir, raw_dir, raw_prefixes)
@@ -177,7 +206,9 @@ class Text2TextProblem(Problem):
     log(f"{self.data_name}: reading {source.describe()}")
     vocab = self.build_vocab(source, data_dir, byte_budget, log)
     for split in splits:
-      if self.split_done(data_dir, split):
+      if split == "train" and getattr(source, "mixture", None):
+        self.write_mixture(source, vocab, data_dir, log)
+      elif self.split_done(data_dir, split):
         log(f"{split}: already generated; skipping")
       elif split not in REQUIRED_SPLITS and not source.has_split(split):
         log(f"{split}: no {split} data in {source.describe()}; skipping")
@@ -188,6 +219,20 @@ class Text2TextProblem(Problem):
   def examples(self, split, data_dir, seed=None, input_context=None):
     if not data_dir:
       raise UserError(f"problem {self.name} needs --data_dir")
+    mix = split == "train" and mixture.read_mix(
+        mixture.mix_path(data_dir, self.data_name))
+    if mix:   # endless: each corpus repeats, drawn by weight
+      dataset = mixture.sample_mix(
+          [self._records(data_dir, part["split"], seed, input_context).repeat()
+           for part in mix], [part["weight"] for part in mix], seed)
+    else:
+      dataset = self._records(data_dir, split, seed, input_context)
+    if self.reverse:
+      dataset = dataset.map(lambda ex: {"inputs": ex["targets"],
+                                        "targets": ex["inputs"]})
+    return dataset
+
+  def _records(self, data_dir, split, seed, input_context):
     files = sorted(glob.glob(os.path.join(
         data_dir, f"{self.data_name}-{split}-*-of-*")))
     files = [f for f in files if not f.endswith(".partial")]
@@ -195,9 +240,5 @@ class Text2TextProblem(Problem):
       raise MissingFileError(
           f"no {split} data for {self.data_name} in {data_dir}; run "
           f"t2t-datagen --problem={self.name} --data_dir={data_dir}")
-    dataset = pipeline.read_records(files, shuffle_files=split == "train",
-                                    seed=seed, input_context=input_context)
-    if self.reverse:
-      dataset = dataset.map(lambda ex: {"inputs": ex["targets"],
-                                        "targets": ex["inputs"]})
-    return dataset
+    return pipeline.read_records(files, shuffle_files=split.startswith(
+        "train"), seed=seed, input_context=input_context)
