@@ -43,6 +43,8 @@ setup(
     packages=find_packages(include=["t2t_keras", "t2t_keras.*"]) +
     list(NAMESPACED),
     package_dir=NAMESPACED,
+    # The op registry of TF Serving 2.20 (scripts/tf_serving_ops.sh).
+    package_data={"t2t_keras.export": ["tf_serving_ops.txt"]},
     install_requires=requirements("requirements.txt"),
     extras_require={"test": requirements("requirements-test.txt")},
     entry_points={"console_scripts": [f"{name}={target}"

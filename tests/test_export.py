@@ -100,20 +100,23 @@ def test_saved_model_cli_show_and_run(exported):
   assert "Result for output key scores:" in run.stdout
 
 
-def test_no_python_or_xla_ops_in_the_graph(exported):
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from tensorflow.core.protobuf import saved_model_pb2  # pylint: disable=g-import-not-at-top
-  proto = saved_model_pb2.SavedModel()
-  with open(os.path.join(exported[0], "saved_model.pb"), "rb") as f:
-    proto.ParseFromString(f.read())
-  graph = proto.meta_graphs[0].graph_def
-  ops = {n.op for n in graph.node}
-  for function in graph.library.function:
-    ops.update(n.op for n in function.node_def)
-  forbidden = {op for op in ops if "PyFunc" in op or op.startswith("Xla")}
-  assert not forbidden
+def test_every_op_is_in_tf_servings_registry(exported, tmp_path):
+  from t2t_keras.export import serving_ops  # pylint: disable=g-import-not-at-top
+  registry_ops = serving_ops.serving_ops()
+  assert len(registry_ops) > 1500 and "SentencepieceOp" in registry_ops
+  assert "EagerPyFunc" not in registry_ops     # no Python in a model server
+  ops = serving_ops.graph_ops(exported[0])
   assert any(op.startswith("Sentencepiece") for op in ops)
-  del tf
+  assert not {op for op in ops if op.startswith("Xla")}
+  assert serving_ops.missing_ops(exported[0]) == []
+  # The check can fail: a graph with a Python function in it.
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  module = tf.Module()
+  module.f = tf.function(lambda x: tf.py_function(lambda y: y + 1, [x],
+                                                   tf.float32),
+                         input_signature=[tf.TensorSpec([], tf.float32)])
+  tf.saved_model.save(module, str(tmp_path / "py"))
+  assert "EagerPyFunc" in serving_ops.missing_ops(str(tmp_path / "py"))
 
 
 def test_decoder_through_the_saved_model(trained_run, exported, tmp_path):

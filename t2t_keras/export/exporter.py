@@ -2,7 +2,8 @@
 
 The graph holds tokenization (tensorflow-text's SentencePiece ops), beam
 search (core TensorFlow ops) and detokenization; no Python function and no
-custom op. It is written with ``keras.export.ExportArchive``, which tracks the
+custom op, and every op is one that TF Serving 2.20 has (checked after
+each export: ``serving_ops``). It is written with ``keras.export.ExportArchive``, which tracks the
 model's variables so that session-based loaders (saved_model_cli, TF
 Serving's C++ loader) find them.
 
@@ -14,13 +15,15 @@ Signatures:
 """
 
 import os
+import shutil
 import time
 
 import keras
 import tensorflow as tf
 
 from t2t_keras.decoding.search import search_function
-from t2t_keras.errors import ExistingFileError
+from t2t_keras.errors import ExistingFileError, UserError
+from t2t_keras.export.serving_ops import SERVING_RELEASE, missing_ops
 
 
 def export(model, vocab, hparams, export_dir, version=None,
@@ -68,4 +71,9 @@ def export(model, vocab, hparams, export_dir, version=None,
   archive.add_endpoint("decode_ids", serve_ids, input_signature=[
       tf.TensorSpec([None, None], tf.int32, name="input_ids")])
   archive.write_out(path, verbose=False)
+  missing = missing_ops(path)
+  if missing:
+    shutil.rmtree(path)
+    raise UserError(f"the exported graph needs op(s) that {SERVING_RELEASE} "
+                    f"does not have: {', '.join(missing)}; nothing exported")
   return path
