@@ -71,3 +71,28 @@ def test_cli_files_and_pipes(run_dir, tmp_path):
                          timeout=300, check=False)
   assert piped.returncode == 0, piped.stderr[-3000:]
   assert piped.stdout == target.read_text(encoding="utf-8")
+
+
+def test_decode_split_writes_outputs_sources_and_references(run_dir,
+                                                            tmp_path):
+  from tests.commands import t2t_command  # pylint: disable=g-import-not-at-top
+  from problems import synthetic  # pylint: disable=g-import-not-at-top
+  data, out = run_dir
+  target = tmp_path / "test.decoded"
+  done = t2t_command("t2t_decoder", "--problem=translate_synthetic",
+                     f"--output_dir={out}", f"--data_dir={data}",
+                     "--decode_split=test", f"--decode_to_file={target}",
+                     "--decode_hparams=beam_size=1,extra_length=8")
+  assert done.returncode == 0, done.stderr[-3000:]
+  outputs, inputs, targets = (
+      (tmp_path / f"test.decoded{s}").read_text(encoding="utf-8")
+      .splitlines() for s in ("", ".inputs", ".targets"))
+  assert len(outputs) == len(inputs) == len(targets) == 1000
+  # The sources and references are the generated test split's text.
+  pairs = synthetic.generate("test")
+  assert sorted(zip(inputs, targets)) == sorted(pairs)
+  refused = t2t_command("t2t_decoder", "--problem=translate_synthetic",
+                        f"--output_dir={out}", f"--data_dir={data}",
+                        "--decode_split=test")
+  assert refused.returncode != 0
+  assert "--decode_split needs --decode_to_file" in refused.stderr

@@ -13,6 +13,10 @@ from t2t_keras.decoding.decoder import DEFAULT_WINDOW
 FLAGS = flags.FLAGS
 flags.DEFINE_string("decode_from_file", None, "Input lines; default stdin.")
 flags.DEFINE_string("decode_to_file", None, "Output lines; default stdout.")
+flags.DEFINE_enum("decode_split", None, ["dev", "test"],
+                  "Decode this split of the problem's data instead of "
+                  "--decode_from_file; its sources and references are "
+                  "written beside --decode_to_file as .inputs and .targets.")
 flags.DEFINE_integer("window_lines", DEFAULT_WINDOW,
                      "Lines read, sorted by length and decoded before their "
                      "outputs are written; bounds memory.")
@@ -38,10 +42,20 @@ def main(argv):
   if FLAGS.score_file and FLAGS.saved_model_dir:
     raise app.UsageError("--score_file scores with a checkpoint (--problem, "
                          "--output_dir, --data_dir), not --saved_model_dir")
+  if FLAGS.decode_split and (not FLAGS.decode_to_file or
+                             FLAGS.decode_from_file or FLAGS.score_file or
+                             FLAGS.saved_model_dir):
+    raise app.UsageError("--decode_split needs --decode_to_file and a "
+                         "checkpoint, and no --decode_from_file or "
+                         "--score_file")
   from t2t_keras.decoding import run  # pylint: disable=g-import-not-at-top
   from t2t_keras.decoding.scoring import paired_lines, tsv_pairs  # pylint: disable=g-import-not-at-top
   from t2t_keras.lines import LineReader  # pylint: disable=g-import-not-at-top
-  paths = [FLAGS.score_file or FLAGS.decode_from_file, FLAGS.score_target_file]
+  inputs = FLAGS.decode_from_file
+  if FLAGS.decode_split:
+    inputs = run.write_split(FLAGS.problem, FLAGS.data_dir, FLAGS.decode_split,
+                             FLAGS.decode_to_file)
+  paths = [FLAGS.score_file or inputs, FLAGS.score_target_file]
   opened = [open(p, "rb") if p else None for p in paths]
   source = LineReader(opened[0] or sys.stdin.buffer, paths[0] or "stdin")
   target = open(FLAGS.decode_to_file, "wb") \

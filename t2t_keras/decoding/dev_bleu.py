@@ -18,6 +18,22 @@ def _real(ids):
   return ids[:-1] if ids and ids[-1] == EOS_ID else ids
 
 
+def split_text(problem, data_dir, split, max_lines=None):
+  """(source ids without EOS, source texts, reference texts) of the first
+  ``max_lines`` (None: all) examples of a split of ``problem``'s data."""
+  source_vocab = problem.input_vocab(data_dir)
+  target_vocab = problem.target_vocab(data_dir)
+  examples = problem.examples(split, data_dir)
+  if max_lines:
+    examples = examples.take(max_lines)
+  ids, sources, references = [], [], []
+  for example in examples.as_numpy_iterator():
+    ids.append(_real(example["inputs"]))
+    sources.append(source_vocab.decode(ids[-1]))
+    references.append(target_vocab.decode(_real(example["targets"])))
+  return ids, sources, references
+
+
 class DevBleu:
   """Scores ``model`` on dev each time it is called.
 
@@ -31,21 +47,13 @@ class DevBleu:
   """
 
   def __init__(self, model, problem, data_dir, hparams, max_lines=None):
-    source_vocab = problem.input_vocab(data_dir)
-    target_vocab = problem.target_vocab(data_dir)
-    dev = problem.examples("dev", data_dir)
-    if max_lines:
-      dev = dev.take(max_lines)
+    ids, self.sources, self.references = split_text(problem, data_dir, "dev",
+                                                    max_lines)
     keep = hparams.max_input_length - 1
-    self.encoded, self.sources, self.references = [], [], []
-    for example in dev.as_numpy_iterator():
-      source = _real(example["inputs"])
-      self.encoded.append(source[:keep] + [EOS_ID])
-      self.sources.append(source_vocab.decode(source))
-      self.references.append(target_vocab.decode(_real(example["targets"])))
-    self.decoder = Decoder(model, source_vocab, hparams,
+    self.encoded = [i[:keep] + [EOS_ID] for i in ids]
+    self.decoder = Decoder(model, problem.input_vocab(data_dir), hparams,
                            postprocess=problem.postprocess,
-                           target_vocab=target_vocab)
+                           target_vocab=problem.target_vocab(data_dir))
 
   @property
   def lines(self):

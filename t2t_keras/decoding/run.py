@@ -3,12 +3,14 @@
 import sys
 
 from t2t_keras import registry
+from t2t_keras.decoding.dev_bleu import split_text
 from t2t_keras.decoding.decoder import (DEFAULT_WINDOW, Decoder,
                                        decode_hparams, decode_stream,
                                        describe)
 from t2t_keras.decoding.saved_model import SavedModelDecoder
 from t2t_keras.decoding.scoring import Scorer, score_stream
 from t2t_keras.errors import UserError
+from t2t_keras.lines import one_line
 from t2t_keras.models.builder import load_model_from_dir
 
 
@@ -28,6 +30,21 @@ def _load(problem_name, model_dir, data_dir, checkpoint_path, hparams_set,
       raise UserError(f"--{flag}={given}, but {model_dir} was trained with "
                        f"--{flag}={trained[flag]}")
   return problem, vocabs, model, path
+
+
+def write_split(problem_name, data_dir, split, prefix, log=_to_stderr):
+  """Writes a split of the problem's data as text, as tensor2tensor's
+  --decode_from_dataset did: the sources to ``<prefix>.inputs`` and the
+  references to ``<prefix>.targets``, one line each. Returns the inputs'
+  path."""
+  _, sources, references = split_text(registry.problem(problem_name),
+                                      data_dir, split)
+  for suffix, lines in (("inputs", sources), ("targets", references)):
+    with open(f"{prefix}.{suffix}", "wb") as f:
+      f.write("".join(one_line(l) + "\n" for l in lines).encode("utf-8"))
+  log(f"{split}: {len(sources):,} sentence pairs written to {prefix}.inputs "
+      f"and {prefix}.targets")
+  return f"{prefix}.inputs"
 
 
 def score(problem_name, model_dir, data_dir, pairs, target,
