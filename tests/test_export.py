@@ -129,6 +129,7 @@ def test_decoder_through_the_saved_model(trained_run, exported, tmp_path):
       check=False)
   assert result.returncode == 0, result.stderr[-3000:]
   assert result.stdout.split("\n")[:-1] == expected(trained_run)
+  assert "normalizer.cc" not in result.stderr     # SentencePiece's C++ note
 
 
 def test_cli_and_existing_version(trained_run, tmp_path):
@@ -141,6 +142,7 @@ def test_cli_and_existing_version(trained_run, tmp_path):
                          cwd=REPO, timeout=300, check=False)
   assert first.returncode == 0, first.stderr[-3000:]
   assert os.path.isfile(tmp_path / "7" / "saved_model.pb")
+  assert "normalizer.cc" not in first.stdout + first.stderr
   again = subprocess.run(args, capture_output=True, text=True, env=env(),
                          cwd=REPO, timeout=300, check=False)
   assert again.returncode == 2 and "exists" in again.stderr

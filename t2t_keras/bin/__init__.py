@@ -20,22 +20,17 @@ def _wants_tf_logs(argv):
 
 
 def _quiet_tensorflow_import():
-  """Imports TensorFlow and initializes its devices with fd 2 silenced."""
+  """Imports TensorFlow and initializes its devices with fd 2 silenced;
+  with ``--tf_logs``, T2T_NATIVE_LOGS=1 keeps the library's later C++
+  notes (``logs.native_stderr_silenced``) on as well."""
   if _wants_tf_logs(sys.argv):
+    os.environ["T2T_NATIVE_LOGS"] = "1"
     return
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-  sys.stderr.flush()
-  saved = os.dup(2)
-  devnull = os.open(os.devnull, os.O_WRONLY)
-  os.dup2(devnull, 2)
-  try:
+  from t2t_keras.logs import native_stderr_silenced  # pylint: disable=g-import-not-at-top
+  with native_stderr_silenced():
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
     tf.config.list_physical_devices()   # cuInit and friends log here
-  finally:
-    sys.stderr.flush()
-    os.dup2(saved, 2)
-    os.close(saved)
-    os.close(devnull)
 
 
 _quiet_tensorflow_import()

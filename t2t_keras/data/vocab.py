@@ -14,6 +14,7 @@ import os
 
 from t2t_keras.errors import MissingFileError, UserError
 from t2t_keras.ids import EOS_ID, PAD_ID
+from t2t_keras.logs import native_stderr_silenced
 
 UNK_ID = 2
 MODEL_TYPES = ("bpe", "unigram")
@@ -111,8 +112,9 @@ class SubwordVocab:
     if self._tf_tokenizer is None:
       import tensorflow as tf  # pylint: disable=g-import-not-at-top
       import tensorflow_text  # pylint: disable=g-import-not-at-top
-      self._tf_tokenizer = tensorflow_text.SentencepieceTokenizer(
-          model=self.model_proto, out_type=tf.int32)
+      with native_stderr_silenced():   # SentencePiece's normalizer note
+        self._tf_tokenizer = tensorflow_text.SentencepieceTokenizer(
+            model=self.model_proto, out_type=tf.int32)
     return self._tf_tokenizer
 
   def tf_encode(self, strings):

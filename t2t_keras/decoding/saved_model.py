@@ -5,6 +5,7 @@ import time
 import tensorflow as tf
 
 from t2t_keras.decoding.decoder import BATCH_SIZE, DecodeStats
+from t2t_keras.logs import native_stderr_silenced
 
 
 class SavedModelDecoder:
@@ -13,7 +14,9 @@ class SavedModelDecoder:
 
   def __init__(self, path, batch_size=BATCH_SIZE):
     import tensorflow_text  # pylint: disable=g-import-not-at-top,unused-import
-    self.signature = tf.saved_model.load(path).signatures["serving_default"]
+    with native_stderr_silenced():   # SentencePiece's note at load
+      self.signature = tf.saved_model.load(path).signatures[
+          "serving_default"]
     self.batch_size = batch_size
     self.stats = DecodeStats()
 

@@ -23,6 +23,7 @@ import tensorflow as tf
 
 from t2t_keras.decoding.search import search_function
 from t2t_keras.errors import ExistingFileError, UserError
+from t2t_keras.logs import native_stderr_silenced
 from t2t_keras.export.serving_ops import SERVING_RELEASE, missing_ops
 
 
@@ -70,7 +71,8 @@ def export(model, vocab, hparams, export_dir, version=None,
       tf.TensorSpec([None], tf.string, name="inputs")])
   archive.add_endpoint("decode_ids", serve_ids, input_signature=[
       tf.TensorSpec([None, None], tf.int32, name="input_ids")])
-  archive.write_out(path, verbose=False)
+  with native_stderr_silenced():   # SentencePiece's note as ops run
+    archive.write_out(path, verbose=False)
   missing = missing_ops(path)
   if missing:
     shutil.rmtree(path)
