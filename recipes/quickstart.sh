@@ -31,7 +31,6 @@ echo
 echo "\$ echo \"$SENTENCE\" | t2t-decoder --saved_model_dir=$RUN/export/$VERSION"
 TRANSLATION=$(echo "$SENTENCE" | t2t-decoder \
   --saved_model_dir="$RUN/export/$VERSION")
-echo "$TRANSLATION"
 echo
 echo "source:      $SENTENCE"
 echo "translation: $TRANSLATION   (through the SavedModel $RUN/export/$VERSION)"
