@@ -58,6 +58,10 @@ def test_tokenized_bleu_pieces():
   assert bleu.split_compounds("a - b") == "a - b"
   same = ["Das ist ein Test-Satz.", "Noch einer, oder?"]
   assert bleu.tokenized_bleu(same, same) == pytest.approx(100.0)
+  shouted = [s.upper() for s in same]
+  assert bleu.tokenized_bleu(shouted, same) < 10
+  assert bleu.tokenized_bleu(shouted, same, lowercase=True) == \
+      pytest.approx(100.0)
   with pytest.raises(bleu.LineCountError, match="2 translations but 1"):
     bleu.sacre_bleu(same, same[:1])
 

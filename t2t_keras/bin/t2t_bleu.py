@@ -27,6 +27,10 @@ def main(argv):
                                     FLAGS.tokenized_lang)
     print(f"BLEU (tokenized, Moses {FLAGS.tokenized_lang}, compounds split, "
           f"case-sensitive: the paper's EN-DE scoring) = {tokenized:.2f}")
+    lowercase = bleu.tokenized_bleu(hypotheses, references,
+                                    FLAGS.tokenized_lang, lowercase=True)
+    print(f"BLEU (tokenized as above, lowercased: what small-data papers "
+          f"report) = {lowercase:.2f}")
   return 0
 
 

@@ -40,7 +40,8 @@ flags.DEFINE_bool("eval_bleu", None,
                   "best checkpoint by it goes to OUTPUT_DIR/best (by dev "
                   "loss without it). Default: on for translation problems.")
 flags.DEFINE_integer("eval_bleu_lines", None,
-                     "Dev sentences decoded for --eval_bleu (default: all).")
+                     "Dev sentences decoded for --eval_bleu (default or 0: "
+                     "all).")
 flags.DEFINE_string("eval_decode_hparams", "",
                     "Decode hparams for --eval_bleu, e.g. 'beam_size=1' "
                     "(default: the problem's decoding settings).")

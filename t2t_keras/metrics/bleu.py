@@ -47,12 +47,15 @@ def tokenize_like_the_paper(text, lang="de", tokenizer=None):
                                             return_str=True))
 
 
-def tokenized_bleu(hypotheses, references, lang="de"):
-  """Case-sensitive BLEU after Moses tokenization and compound splitting."""
+def tokenized_bleu(hypotheses, references, lang="de", lowercase=False):
+  """BLEU after Moses tokenization and compound splitting, case-sensitive
+  (the paper's) or, with ``lowercase``, of lowercased text (what the
+  small-data literature, e.g. Multi30k papers, reports)."""
   _check(hypotheses, references)
   from sacremoses import MosesTokenizer  # pylint: disable=g-import-not-at-top
   tokenizer = MosesTokenizer(lang=lang)
-  hyp = [tokenize_like_the_paper(h, lang, tokenizer) for h in hypotheses]
-  ref = [tokenize_like_the_paper(r, lang, tokenizer) for r in references]
+  case = str.lower if lowercase else str
+  hyp = [case(tokenize_like_the_paper(h, lang, tokenizer)) for h in hypotheses]
+  ref = [case(tokenize_like_the_paper(r, lang, tokenizer)) for r in references]
   return sacrebleu.metrics.BLEU(tokenize="none", force=True).corpus_score(
       hyp, [ref]).score
