@@ -169,7 +169,9 @@ class _Validation:
                           c.eval_bleu_lines)
       log(f"validation BLEU: {self.bleu.lines:,} dev sentence(s), "
           f"{describe(self.bleu.decoder.hparams)}")
-    self.keeper = BestKeeper(model_dir, trainer.model,
+    # Every worker reads the chief's record, so that all make the same
+    # early-stopping decision; only the chief writes it.
+    self.keeper = BestKeeper(c.output_dir, trainer.model,
                              "bleu" if use_bleu else "loss",
                              higher_is_better=use_bleu,
                              patience=c.early_stopping_patience, write=chief)
