@@ -50,12 +50,15 @@ def decode_hparams(overrides="", defaults=None):
   return hparams
 
 
+def with_eos(ids, max_length):
+  """(``ids`` cut to ``max_length - 1`` tokens, then EOS; whether a cut was
+  made)."""
+  return ids[:max_length - 1] + [EOS_ID], len(ids) > max_length - 1
+
+
 def encode_with_eos(vocab, text, max_length):
-  """(ids of ``text`` cut to ``max_length - 1`` tokens, then EOS; whether a
-  cut was made)."""
-  ids = vocab.encode(text)
-  cut = len(ids) > max_length - 1
-  return ids[:max_length - 1] + [EOS_ID], cut
+  """``with_eos`` of the ids of ``text``."""
+  return with_eos(vocab.encode(text), max_length)
 
 
 def length_sorted_chunks(lengths, batch_size):

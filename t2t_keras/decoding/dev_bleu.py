@@ -7,7 +7,7 @@ Sources are the dev examples' ids as datagen encoded them (no re-encoding);
 references are their target ids decoded back to text.
 """
 
-from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.decoder import Decoder, with_eos
 from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.metrics.bleu import sacre_bleu
 
@@ -49,8 +49,7 @@ class DevBleu:
   def __init__(self, model, problem, data_dir, hparams, max_lines=None):
     ids, self.sources, self.references = split_text(problem, data_dir, "dev",
                                                     max_lines)
-    keep = hparams.max_input_length - 1
-    self.encoded = [i[:keep] + [EOS_ID] for i in ids]
+    self.encoded = [with_eos(i, hparams.max_input_length)[0] for i in ids]
     self.decoder = Decoder(model, problem.input_vocab(data_dir), hparams,
                            postprocess=problem.postprocess,
                            target_vocab=problem.target_vocab(data_dir))
