@@ -2,6 +2,7 @@
 
 from t2t_keras import registry
 from t2t_keras.hparams_sets.transformer import (transformer_base,
+                                                transformer_multi30k,
                                                 transformer_tiny)
 
 
@@ -22,3 +23,10 @@ def transformer_relative_base():
 def transformer_relative_tiny():
   """transformer_tiny with relative positions, for tests and CPU runs."""
   return _relative(transformer_tiny())
+
+
+@registry.register_hparams
+def transformer_relative_multi30k():
+  """transformer_multi30k with relative positions: the small Table 3's
+  relative-position row (recipes/table3_multi30k.py)."""
+  return _relative(transformer_multi30k())

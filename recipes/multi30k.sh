@@ -7,14 +7,16 @@
 #   bash recipes/multi30k.sh [MULTI30K_DIR] [DATA_DIR] [RUN_DIR]
 #
 # MULTI30K_DIR holds train.{en,de}, val.{en,de}, test_2016_flickr.{en,de}
-# (default ../shared/data/multi30k). STEPS, EVAL_EVERY, EVAL_LINES and
-# HPARAMS (extra overrides) scale it down, as the test does.
+# (default ../shared/data/multi30k). STEPS, EVAL_EVERY, SAVE_EVERY,
+# EVAL_LINES, AVERAGE and HPARAMS (extra overrides) scale it down, as the
+# test does.
 set -euo pipefail
 SRC=${1:-../shared/data/multi30k}
 DATA=${2:-/tmp/t2t_data/multi30k}
 RUN=${3:-/tmp/t2t_train/multi30k}
-STEPS=${STEPS:-4500}
+STEPS=${STEPS:-4000}
 EVAL_EVERY=${EVAL_EVERY:-500}
+SAVE_EVERY=${SAVE_EVERY:-200}
 EVAL_LINES=${EVAL_LINES:-0}
 HPARAMS=${HPARAMS:-}
 AVERAGE=${AVERAGE:-5}
@@ -28,7 +30,7 @@ START=$(date +%s)
 step t2t-trainer --problem=$PROBLEM --data_dir="$DATA" --output_dir="$RUN" \
   --hparams_set=transformer_multi30k --hparams="$HPARAMS" \
   --train_steps="$STEPS" --local_eval_frequency="$EVAL_EVERY" \
-  --eval_bleu_lines="$EVAL_LINES" --save_checkpoints_steps="$EVAL_EVERY"
+  --eval_bleu_lines="$EVAL_LINES" --save_checkpoints_steps="$SAVE_EVERY"
 TRAINED=$(( $(date +%s) - START ))
 step t2t-avg-all --model_dir="$RUN" --n="$AVERAGE" --output_dir="$RUN/avg"
 step t2t-decoder --problem=$PROBLEM --data_dir="$DATA" --output_dir="$RUN" \

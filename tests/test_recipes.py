@@ -45,3 +45,70 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
   decoded = (tmp_path / "run" / "test_2016_flickr.decoded").read_text(
       encoding="utf-8").splitlines()
   assert len(decoded) == 20
+
+
+def test_parsing_recipe_at_toy_scale(shared_data, tmp_path):
+  wsj = os.path.join(shared_data, "ptb", "nltk_treebank_sample",
+                     "wsj_0001-0179")
+  src = tmp_path / "ptb" / "nltk_treebank_sample"
+  src.mkdir(parents=True)
+  for suffix in ("ids", "trees"):
+    with open(f"{wsj}.{suffix}", encoding="utf-8") as f:
+      lines = f.readlines()
+    # Trees of wsj_0001-0003 to train, the last file's (wsj_0179) as dev.
+    (src / f"wsj_0001-0179.{suffix}").write_text(
+        "".join(lines[:40] + lines[-6:]), encoding="utf-8")
+  done = _run("parsing_wsj.sh", str(tmp_path / "ptb"), str(tmp_path / "data"),
+              str(tmp_path / "run"), STEPS="4", EVAL_EVERY="2",
+              SAVE_EVERY="2", AVERAGE="2", VOCAB="500", HPARAMS=TOY)
+  assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+  out = done.stdout
+  for expected in ("$ t2t-avg-all", "$ t2t-evalb", "F1", "step 4: dev loss",
+                   "training wall time:"):
+    assert expected in out, out[-3000:]
+  for split, n in (("train", 40), ("dev", 6)):
+    assert len((tmp_path / "data" / "raw" / f"{split}.trees").read_text(
+        encoding="utf-8").splitlines()) == n
+  predicted = (tmp_path / "run" / "dev.trees").read_text(
+      encoding="utf-8").splitlines()
+  assert len(predicted) == 6 and all(p.startswith("(") for p in predicted)
+
+
+def test_table3_at_toy_scale(shared_data, tmp_path):
+  src = tmp_path / "multi30k"
+  src.mkdir()
+  for name, n in (("train", 200), ("val", 10), ("test_2016_flickr", 10)):
+    for lang in ("en", "de"):
+      _head(os.path.join(shared_data, "multi30k", f"{name}.{lang}"),
+            src / f"{name}.{lang}", n)
+  environ = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+  environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + \
+      environ.get("PATH", "")
+
+  def table3(rows):
+    return subprocess.run(
+        [sys.executable, os.path.join(REPO, "recipes", "table3_multi30k.py"),
+         f"--multi30k_dir={src}", f"--data_dir={tmp_path / 'data'}",
+         f"--runs_dir={tmp_path / 'runs'}", "--steps=2", "--warmup=1",
+         "--eval_lines=4", f"--rows={rows}", f"--hparams={TOY}"],
+        capture_output=True, text=True, cwd=REPO, env=environ, timeout=900,
+        check=False)
+
+  first = table3("base,relative")
+  assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+  assert "Not trained yet: a_h1" in first.stdout
+  second = table3("base,a_h1")
+  assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
+  assert "base: done before" in second.stdout
+  rows = [l for l in second.stdout.splitlines()
+          if l.startswith("| ") and not l.startswith("| ---")]
+  # The header and three rows in the paper's order; a_h1 has one head of
+  # d_k = d_v = 256, at the toy's width.
+  assert [r.split(" | ")[0] for r in rows] == [
+      "| row", "| base", "| a_h1", "| relative"]
+  a_h1 = rows[2].split(" | ")
+  assert a_h1[4:7] == ["1", "256", "256"] and a_h1[10] == "2", a_h1
+  table = (tmp_path / "runs" / "table3.md").read_text(encoding="utf-8")
+  assert table.startswith("| row | N | d_model |")
+  unknown = table3("a_h3")
+  assert unknown.returncode != 0 and "unknown row(s) a_h3" in unknown.stderr
