@@ -46,7 +46,9 @@ setup(
     # The op registry of TF Serving 2.20 (scripts/tf_serving_ops.sh).
     package_data={"t2t_keras.export": ["tf_serving_ops.txt"]},
     install_requires=requirements("requirements.txt"),
-    extras_require={"test": requirements("requirements-test.txt")},
+    extras_require={"test": requirements("requirements-test.txt"),
+                    "ct2": [r for r in requirements("requirements-test.txt")
+                            if r.startswith("ctranslate2")]},
     entry_points={"console_scripts": [f"{name}={target}"
                                       for name, target in COMMANDS.items()]},
 )

@@ -16,14 +16,17 @@ def _head(source, target, n):
     f.writelines(lines)
 
 
-def _run(script, *args, **env):
+def _run(command, **env):
   environ = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", **env)
   # The t2t-* commands of this environment, as a user's activated venv has.
   environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + \
       environ.get("PATH", "")
-  return subprocess.run(["bash", os.path.join(REPO, "recipes", script),
-                         *args], capture_output=True, text=True, cwd=REPO,
+  return subprocess.run(command, capture_output=True, text=True, cwd=REPO,
                         env=environ, timeout=900, check=False)
+
+
+def _recipe(script, *args, **env):
+  return _run(["bash", os.path.join(REPO, "recipes", script), *args], **env)
 
 
 def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
@@ -33,9 +36,9 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
     for lang in ("en", "de"):
       _head(os.path.join(shared_data, "multi30k", f"{name}.{lang}"),
             src / f"{name}.{lang}", n)
-  done = _run("multi30k.sh", str(src), str(tmp_path / "data"),
-              str(tmp_path / "run"), STEPS="4", EVAL_EVERY="2",
-              EVAL_LINES="5", AVERAGE="2", HPARAMS=TOY)
+  done = _recipe("multi30k.sh", str(src), str(tmp_path / "data"),
+                 str(tmp_path / "run"), STEPS="4", EVAL_EVERY="2",
+                 SAVE_EVERY="2", EVAL_LINES="5", AVERAGE="2", HPARAMS=TOY)
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
   out = done.stdout
   for expected in ("$ t2t-avg-all", "BLEU (sacreBLEU, detokenized) = ",
@@ -58,9 +61,10 @@ def test_parsing_recipe_at_toy_scale(shared_data, tmp_path):
     # Trees of wsj_0001-0003 to train, the last file's (wsj_0179) as dev.
     (src / f"wsj_0001-0179.{suffix}").write_text(
         "".join(lines[:40] + lines[-6:]), encoding="utf-8")
-  done = _run("parsing_wsj.sh", str(tmp_path / "ptb"), str(tmp_path / "data"),
-              str(tmp_path / "run"), STEPS="4", EVAL_EVERY="2",
-              SAVE_EVERY="2", AVERAGE="2", VOCAB="500", HPARAMS=TOY)
+  done = _recipe("parsing_wsj.sh", str(tmp_path / "ptb"),
+                 str(tmp_path / "data"), str(tmp_path / "run"), STEPS="4",
+                 EVAL_EVERY="2", SAVE_EVERY="2", AVERAGE="2", VOCAB="500",
+                 HPARAMS=TOY)
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
   out = done.stdout
   for expected in ("$ t2t-avg-all", "$ t2t-evalb", "F1", "step 4: dev loss",
@@ -81,18 +85,12 @@ def test_table3_at_toy_scale(shared_data, tmp_path):
     for lang in ("en", "de"):
       _head(os.path.join(shared_data, "multi30k", f"{name}.{lang}"),
             src / f"{name}.{lang}", n)
-  environ = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-  environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + \
-      environ.get("PATH", "")
-
   def table3(rows):
-    return subprocess.run(
+    return _run(
         [sys.executable, os.path.join(REPO, "recipes", "table3_multi30k.py"),
          f"--multi30k_dir={src}", f"--data_dir={tmp_path / 'data'}",
          f"--runs_dir={tmp_path / 'runs'}", "--steps=2", "--warmup=1",
-         "--eval_lines=4", f"--rows={rows}", f"--hparams={TOY}"],
-        capture_output=True, text=True, cwd=REPO, env=environ, timeout=900,
-        check=False)
+         "--eval_lines=4", f"--rows={rows}", f"--hparams={TOY}"])
 
   first = table3("base,relative")
   assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]

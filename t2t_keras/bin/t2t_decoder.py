@@ -23,6 +23,14 @@ flags.DEFINE_integer("window_lines", DEFAULT_WINDOW,
 flags.DEFINE_string("saved_model_dir", None,
                     "Decode through this exported SavedModel (a version "
                     "directory from t2t-exporter) instead of a checkpoint.")
+flags.DEFINE_string("ct2_model_dir", None,
+                    "Decode through this CTranslate2 export (t2t-exporter "
+                    "--format=ctranslate2) instead of a checkpoint.")
+flags.DEFINE_enum("ct2_compute_type", "float32",
+                  ["default", "auto", "float32", "int8", "int8_float32",
+                   "int16", "bfloat16", "int8_bfloat16"],
+                  "CTranslate2's compute type for --ct2_model_dir (int8: "
+                  "weights quantized when loaded).")
 flags.DEFINE_string("score_file", None,
                     "Score pairs by forced decoding instead of decoding: a "
                     "TSV of source<TAB>target lines, or the sources when "
@@ -35,16 +43,19 @@ flags.DEFINE_string("score_target_file", None,
 def main(argv):
   if common.setup(argv):
     return 0
-  if not FLAGS.saved_model_dir:
+  exported = FLAGS.saved_model_dir or FLAGS.ct2_model_dir
+  if FLAGS.saved_model_dir and FLAGS.ct2_model_dir:
+    raise app.UsageError("give --saved_model_dir or --ct2_model_dir, not both")
+  if not exported:
     common.require(FLAGS, "problem", "output_dir", "data_dir")
   if FLAGS.score_target_file and not FLAGS.score_file:
     raise app.UsageError("--score_target_file goes with --score_file")
-  if FLAGS.score_file and FLAGS.saved_model_dir:
+  if FLAGS.score_file and exported:
     raise app.UsageError("--score_file scores with a checkpoint (--problem, "
-                         "--output_dir, --data_dir), not --saved_model_dir")
+                         "--output_dir, --data_dir), not an export")
   if FLAGS.decode_split and (not FLAGS.decode_to_file or
                              FLAGS.decode_from_file or FLAGS.score_file or
-                             FLAGS.saved_model_dir):
+                             exported):
     raise app.UsageError("--decode_split needs --decode_to_file and a "
                          "checkpoint, and no --decode_from_file or "
                          "--score_file")
@@ -72,7 +83,9 @@ def main(argv):
                 target, **options)
     else:
       run.decode(FLAGS.problem, FLAGS.output_dir, FLAGS.data_dir, source,
-                 target, saved_model_dir=FLAGS.saved_model_dir, **options)
+                 target, saved_model_dir=FLAGS.saved_model_dir,
+                 ct2_model_dir=FLAGS.ct2_model_dir,
+                 ct2_compute_type=FLAGS.ct2_compute_type, **options)
   finally:
     for f in opened + [target]:
       if f is not None and f is not sys.stdout.buffer:

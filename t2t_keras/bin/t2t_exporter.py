@@ -1,4 +1,5 @@
-"""t2t-exporter: write a SavedModel for TF Serving (strings in, strings out)."""
+"""t2t-exporter: write a SavedModel for TF Serving (strings in, strings out),
+or a CTranslate2 model (--format=ctranslate2)."""
 
 from absl import flags
 
@@ -6,8 +7,13 @@ from t2t_keras.bin import common
 from t2t_keras.bin import decode_flags  # pylint: disable=unused-import
 
 FLAGS = flags.FLAGS
+flags.DEFINE_enum("format", "savedmodel", ["savedmodel", "ctranslate2"],
+                  "savedmodel: for TF Serving; ctranslate2: a CTranslate2 "
+                  "model directory for t2t-decoder --ct2_model_dir.")
 flags.DEFINE_string("export_dir", None,
-                    "Where versions go (default <output_dir>/export).")
+                    "Where versions go (default <output_dir>/export); with "
+                    "--format=ctranslate2, the model directory (default "
+                    "<output_dir>/ctranslate2).")
 flags.DEFINE_integer("export_version", None,
                      "The version number (default: seconds since the epoch).")
 
@@ -20,7 +26,8 @@ def main(argv):
   export_run(FLAGS.problem, FLAGS.output_dir, FLAGS.data_dir,
              checkpoint_path=FLAGS.checkpoint_path,
              decode_overrides=FLAGS.decode_hparams,
-             export_dir=FLAGS.export_dir, version=FLAGS.export_version)
+             export_dir=FLAGS.export_dir, version=FLAGS.export_version,
+             export_format=FLAGS.format)
   return 0
 
 

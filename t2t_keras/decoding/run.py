@@ -3,6 +3,7 @@
 import sys
 
 from t2t_keras import registry
+from t2t_keras.decoding.ct2 import Ct2Decoder
 from t2t_keras.decoding.dev_bleu import split_text
 from t2t_keras.decoding.decoder import (DEFAULT_WINDOW, Decoder,
                                        decode_hparams, decode_stream,
@@ -67,17 +68,27 @@ def score(problem_name, model_dir, data_dir, pairs, target,
 
 def decode(problem_name, model_dir, data_dir, source, target,
            checkpoint_path=None, decode_overrides="", hparams_set=None,
-           model_name=None, saved_model_dir=None, window=DEFAULT_WINDOW,
-           log=_to_stderr):
+           model_name=None, saved_model_dir=None, ct2_model_dir=None,
+           ct2_compute_type="float32", window=DEFAULT_WINDOW, log=_to_stderr):
   """Decodes the lines of ``source`` (a ``lines.LineReader``) into the
-  binary stream ``target`` with the run in ``model_dir`` (or the export in
-  ``saved_model_dir``, whose decode hparams are fixed), ``window`` lines at
-  a time; progress goes to ``log`` (stderr: stdout may be the output).
-  Returns the number of lines written."""
+  binary stream ``target`` with the run in ``model_dir``, the SavedModel in
+  ``saved_model_dir`` (its decode hparams are fixed) or the CTranslate2
+  export in ``ct2_model_dir`` (its decode hparams, then
+  ``decode_overrides``), ``window`` lines at a time; progress goes to
+  ``log`` (stderr: stdout may be the output). Returns the number of lines
+  written."""
   if saved_model_dir:
     log(f"decoding with the SavedModel {saved_model_dir}")
     return decode_stream(SavedModelDecoder(saved_model_dir), source, target,
                          window, log=log)
+  if ct2_model_dir:
+    postprocess = (registry.problem(problem_name).postprocess
+                   if problem_name else None)
+    decoder = Ct2Decoder(ct2_model_dir, decode_overrides, ct2_compute_type,
+                         postprocess=postprocess)
+    log(f"decoding with the CTranslate2 model {ct2_model_dir} "
+        f"({ct2_compute_type}): {describe(decoder.hparams)}")
+    return decode_stream(decoder, source, target, window, log=log)
   problem, vocabs, model, path = _load(problem_name, model_dir, data_dir,
                                        checkpoint_path, hparams_set,
                                        model_name)

@@ -5,6 +5,7 @@ import os
 from t2t_keras import registry
 from t2t_keras.data.problem import Problem
 from t2t_keras.decoding.decoder import decode_hparams, describe
+from t2t_keras.export.ctranslate2 import export_ctranslate2
 from t2t_keras.export.exporter import export
 from t2t_keras.logs import log_line
 from t2t_keras.models.builder import load_model_from_dir
@@ -12,13 +13,22 @@ from t2t_keras.models.builder import load_model_from_dir
 
 def export_run(problem_name, model_dir, data_dir, checkpoint_path=None,
                decode_overrides="", export_dir=None, version=None,
-               log=log_line):
-  """Exports the run in ``model_dir`` to ``<export_dir>/<version>``
-  (default ``<model_dir>/export``). Returns the path."""
+               export_format="savedmodel", log=log_line):
+  """Exports the run in ``model_dir`` as a SavedModel to
+  ``<export_dir>/<version>`` (default ``<model_dir>/export``), or with
+  ``export_format="ctranslate2"`` as a CTranslate2 model to ``export_dir``
+  (default ``<model_dir>/ctranslate2``). Returns the path."""
   problem = registry.problem(problem_name)
   vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
   model, _, _, path = load_model_from_dir(model_dir, checkpoint_path)
   hparams = decode_hparams(decode_overrides, problem.decode_defaults)
+  if export_format == "ctranslate2":
+    target = export_ctranslate2(
+        model, vocabs, hparams,
+        export_dir or os.path.join(model_dir, "ctranslate2"))
+    log(f"exported {path} to the CTranslate2 model {target} (float32; "
+        f"decoding defaults {describe(hparams)})")
+    return target
   if type(problem).postprocess is not Problem.postprocess:
     log(f"note: {problem_name}'s outputs are exported as decoded text, "
         "without its post-processing (t2t-decoder applies it)")

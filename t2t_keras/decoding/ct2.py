@@ -1,0 +1,147 @@
+"""Decoding through a CTranslate2 export (``t2t-decoder --ct2_model_dir``),
+with the lines handled as by ``Decoder``: the same source cut and EOS,
+length-sorted batches, outputs back in input order, one line per input.
+
+A CTranslate2 model directory from ``export.ctranslate2`` holds CTranslate2's
+files (``model.bin``, ``config.json``, the vocabularies) and ours: the two
+SentencePiece models and the decode hparams the export was made with.
+"""
+
+import json
+import os
+import time
+
+from t2t_keras.data.vocab import SubwordVocab
+from t2t_keras.decoding.decoder import (DecodeStats, decode_hparams,
+                                        encode_with_eos)
+from t2t_keras.errors import UserError
+from t2t_keras.ids import EOS_ID, PAD_ID
+
+VOCAB_FILES = ("source.spm.model", "target.spm.model")
+SETTINGS_FILE = "t2t_keras.json"
+COMPUTE_TYPES = ("default", "auto", "float32", "int8", "int8_float32",
+                 "int16", "bfloat16", "int8_bfloat16")
+
+
+def equal_length_chunks(lengths, batch_size):
+  """Indices of ``lengths`` in batches of at most ``batch_size``, each of
+  one length, shortest first."""
+  chunks = []
+  for index in sorted(range(len(lengths)), key=lengths.__getitem__):
+    if (not chunks or len(chunks[-1]) == batch_size or
+        lengths[chunks[-1][0]] != lengths[index]):
+      chunks.append([])
+    chunks[-1].append(index)
+  return chunks
+
+
+class Ct2Decoder:
+  """Decodes strings through a CTranslate2 export (``Decoder``'s
+  interface: ``decode(lines, progress)``, ``hparams``, ``stats``).
+
+  Args:
+    path: the export directory.
+    overrides: decode hparams overrides (``a=1,b=2``) over the export's.
+    compute_type: CTranslate2's (float32 weights run as ``int8`` etc.).
+    postprocess: ``(text, source) -> line`` (a problem's ``postprocess``).
+    threads: intra-op threads (0: one per CPU core).
+  """
+
+  def __init__(self, path, overrides="", compute_type="default",
+               postprocess=None, threads=0):
+    settings = os.path.join(path, SETTINGS_FILE)
+    if not os.path.isfile(settings):
+      raise UserError(f"--ct2_model_dir {path} is not a t2t-exporter "
+                      f"--format=ctranslate2 export (no {SETTINGS_FILE})")
+    if compute_type not in COMPUTE_TYPES:
+      raise UserError(f"--ct2_compute_type={compute_type}: expected one of "
+                      + ", ".join(COMPUTE_TYPES))
+    try:
+      import ctranslate2  # pylint: disable=g-import-not-at-top
+    except ImportError:
+      raise UserError("--ct2_model_dir needs the ctranslate2 package: "
+                      "pip install -e \".[ct2]\"") from None
+    with open(settings, encoding="utf-8") as f:
+      exported = json.load(f)["decode_hparams"]
+    self.hparams = decode_hparams(overrides, exported)
+    if self.hparams.return_beams and self.hparams.sampling:
+      raise UserError("return_beams goes with beam search, not sampling")
+    self.vocab, self.target_vocab = (
+        SubwordVocab.load(os.path.join(path, name)) for name in VOCAB_FILES)
+    self.source_pieces = self.vocab.pieces(range(self.vocab.size))
+    self.target_ids = {p: i for i, p in enumerate(
+        self.target_vocab.pieces(range(self.target_vocab.size)))}
+    self.pad_piece, self.eos_piece = self.target_vocab.pieces([PAD_ID, EOS_ID])
+    self.translator = ctranslate2.Translator(
+        path, device="cpu", compute_type=compute_type,
+        intra_threads=threads or os.cpu_count() or 0)
+    self.postprocess = postprocess
+    self.stats = DecodeStats()
+
+  def _options(self, source_length):
+    h = self.hparams
+    # A batch's sources have one length, so that CTranslate2's one limit is
+    # each sentence's: input + extra_length tokens with EOS, as ``Decoder``.
+    options = dict(max_decoding_length=source_length + h.extra_length - 1,
+                   max_input_length=0, return_scores=True,
+                   return_end_token=True,
+                   suppress_sequences=[[self.pad_piece]])
+    if h.sampling:
+      options.update(beam_size=1, sampling_topk=h.top_k if h.sampling ==
+                     "topk" else 0, sampling_topp=h.top_p,
+                     sampling_temperature=h.temperature)
+    else:
+      # Every finished hypothesis, to rank them by our length penalty.
+      options.update(beam_size=h.beam_size, length_penalty=h.alpha,
+                     num_hypotheses=h.beam_size)
+    return options
+
+  def _ranked(self, output):
+    """(pieces, score) of a beam-search result, best first, by the paper's
+    length penalty ((5 + |Y|) / 6)^alpha (``beam_search.length_penalty``):
+    CTranslate2 divides log-probs by |Y|^alpha, |Y| counting EOS."""
+    alpha = self.hparams.alpha
+    if self.hparams.sampling:
+      return list(zip(output.hypotheses, output.scores))
+    ranked = []
+    for pieces, score in zip(output.hypotheses, output.scores):
+      finished = bool(pieces) and pieces[-1] == self.eos_piece
+      log_prob = score * max(len(pieces), 1) ** alpha
+      # One stopped at the limit gets a forced EOS (probability 1).
+      length = len(pieces) + (not finished)
+      ranked.append((pieces[:len(pieces) - finished],
+                     log_prob / ((5.0 + length) / 6.0) ** alpha))
+    return sorted(ranked, key=lambda r: -r[1])
+
+  def _text(self, pieces, source):
+    ids = [self.target_ids[p] for p in pieces]
+    text = self.target_vocab.decode(ids)
+    return self.postprocess(text, source) if self.postprocess else text
+
+  def decode(self, lines, progress=None):
+    start = time.time()
+    encoded = []
+    for line in lines:
+      ids, cut = encode_with_eos(self.vocab, line,
+                                 self.hparams.max_input_length)
+      self.stats.truncated += cut
+      encoded.append(ids)
+    results = [None] * len(lines)
+    for chunk in equal_length_chunks([len(e) for e in encoded],
+                                     self.hparams.batch_size):
+      batch = [[self.source_pieces[i] for i in encoded[j]] for j in chunk]
+      outputs = self.translator.translate_batch(
+          batch, **self._options(len(batch[0])))
+      for index, output in zip(chunk, outputs):
+        ranked = self._ranked(output)
+        if self.hparams.return_beams:
+          results[index] = [(self._text(h, lines[index]), float(s))
+                            for h, s in ranked]
+        else:
+          results[index] = self._text(ranked[0][0], lines[index])
+        self.stats.target_tokens += len(ranked[0][0]) + 1
+      self.stats.sentences += len(chunk)
+      if progress:
+        progress(self.stats.sentences)
+    self.stats.seconds += time.time() - start
+    return results

@@ -1,0 +1,182 @@
+"""CTranslate2 export (``t2t-exporter --format=ctranslate2``): a trained
+Transformer's weights, vocabularies and SentencePiece models as a CTranslate2
+model directory, which ``t2t-decoder --ct2_model_dir`` (``decoding.ct2``)
+decodes through.
+
+The paper's model maps exactly: post-norm (or pre-norm) layers with
+LayerNorm epsilon 1e-6, fused query/key/value projections with their
+biases, embeddings scaled by sqrt(d_model), one matrix for the source and
+target embeddings and the pre-softmax projection, and the interleaved
+sinusoids of section 3.5 written out as a position table (CTranslate2's own
+sinusoids put all sines before all cosines). The decoder starts from id 0,
+the padding piece, as ``models.transformer.shift_right`` does. What
+CTranslate2 cannot express is refused with one line.
+"""
+
+import json
+import os
+import shutil
+
+import numpy as np
+
+from t2t_keras.data.vocab import UNK_ID
+from t2t_keras.decoding import ct2
+from t2t_keras.errors import UserError
+from t2t_keras.ids import EOS_ID, PAD_ID
+from t2t_keras.layers.positional_encoding import sinusoid
+from t2t_keras.layers.residual import LAYER_NORM_EPSILON
+from t2t_keras.models.transformer import Transformer
+
+# Rows of the sinusoid table: CTranslate2 needs a fixed one; outputs longer
+# than this many positions (input + extra_length) cannot be decoded.
+MIN_POSITIONS = 1024
+
+
+def refusal(model, hparams):
+  """Why CTranslate2 cannot run ``model`` (a one-line str), or None."""
+  if type(model) is not Transformer:  # pylint: disable=unidiomatic-typecheck
+    return (f"the CTranslate2 export maps the paper's transformer model, not "
+            f"{type(model).__name__} (its attention or layers differ)")
+  c = model.config
+  if c.key_size != c.value_size:
+    return (f"CTranslate2 needs d_k = d_v per head, and this model has d_k "
+            f"{c.key_size}, d_v {c.value_size}")
+  if c.pos == "none":
+    return "CTranslate2 needs absolute positions, and this model has pos=none"
+  if c.pos == "emb" and (hparams.max_input_length + hparams.extra_length >
+                         c.max_positions):
+    return (f"the learned position table has {c.max_positions} rows, fewer "
+            f"than max_input_length + extra_length = "
+            f"{hparams.max_input_length + hparams.extra_length}")
+  return None
+
+
+def _linear(spec, dense, transpose=True):
+  kernel = np.asarray(dense.kernel.numpy(), np.float32)
+  spec.weight = kernel.T if transpose else kernel
+  spec.bias = np.asarray(dense.bias.numpy(), np.float32)
+
+
+def _fused(spec, denses):
+  """One LinearSpec from several Dense layers stacked on the output axis."""
+  spec.weight = np.concatenate([np.asarray(d.kernel.numpy(), np.float32).T
+                                for d in denses])
+  spec.bias = np.concatenate([np.asarray(d.bias.numpy(), np.float32)
+                              for d in denses])
+
+
+def _norm(spec, layer_norm):
+  spec.gamma = np.asarray(layer_norm.gamma.numpy(), np.float32)
+  spec.beta = np.asarray(layer_norm.beta.numpy(), np.float32)
+
+
+def _attention(spec, attention, layer_norm, self_attention):
+  q, k, v = (attention._query_dense, attention._key_dense,  # pylint: disable=protected-access
+             attention._value_dense)  # pylint: disable=protected-access
+  if self_attention:
+    _fused(spec.linear[0], [q, k, v])
+  else:
+    _fused(spec.linear[0], [q])
+    _fused(spec.linear[1], [k, v])
+  _linear(spec.linear[-1], attention._output_dense)  # pylint: disable=protected-access
+  _norm(spec.layer_norm, layer_norm)
+
+
+def _ffn(spec, feed_forward, layer_norm):
+  _linear(spec.linear_0, feed_forward._inner)  # pylint: disable=protected-access
+  _linear(spec.linear_1, feed_forward._outer)  # pylint: disable=protected-access
+  _norm(spec.layer_norm, layer_norm)
+
+
+def _positions(stack, depth, rows):
+  if stack.positions.__class__.__name__ == "LearnedPositionalEmbedding":
+    return np.asarray(stack.positions.table.numpy(), np.float32)
+  return np.asarray(sinusoid(np.arange(rows), depth), np.float32)
+
+
+def _stack(spec, stack, depth, rows, decoder):
+  spec.scale_embeddings = True
+  spec.position_encodings.encodings = _positions(stack, depth, rows)
+  for layer_spec, block in zip(spec.layer, stack.blocks):
+    _attention(layer_spec.self_attention, block.self_attention,
+               block.layer_norm_0, True)
+    if decoder:
+      _attention(layer_spec.attention, block.cross_attention,
+                 block.layer_norm_1, False)
+    _ffn(layer_spec.ffn, block.feed_forward,
+         block.layer_norm_2 if decoder else block.layer_norm_1)
+  if stack.final_norm is not None:
+    _norm(spec.layer_norm, stack.final_norm)
+
+
+def model_spec(model, source_pieces, target_pieces, hparams):
+  """A ``ctranslate2.specs.TransformerSpec`` holding ``model``'s weights.
+
+  Args:
+    model: a built ``Transformer`` that ``refusal`` accepts.
+    source_pieces, target_pieces: the vocabularies' pieces (str), by id.
+    hparams: decode hparams (max_input_length + extra_length sizes the
+      sinusoid table).
+  """
+  from ctranslate2.specs import transformer_spec  # pylint: disable=g-import-not-at-top
+  c = model.config
+  head_dim = c.key_size if c.key_size * c.num_heads != c.hidden_size else None
+  encoder = transformer_spec.TransformerEncoderSpec(
+      c.num_encoder_layers, c.num_heads, pre_norm=c.norm_position == "pre",
+      head_dim=head_dim)
+  decoder = transformer_spec.TransformerDecoderSpec(
+      c.num_decoder_layers, c.num_heads, pre_norm=c.norm_position == "pre",
+      head_dim=head_dim)
+  spec = transformer_spec.TransformerSpec(encoder, decoder)
+  rows = max(MIN_POSITIONS, hparams.max_input_length + hparams.extra_length)
+  encoder.embeddings[0].weight = np.asarray(
+      model.input_embedding.embeddings.numpy(), np.float32)
+  decoder.embeddings.weight = np.asarray(
+      model.target_embedding.embeddings.numpy(), np.float32)
+  decoder.projection.weight = np.asarray(
+      model.softmax_weights.embeddings.numpy(), np.float32)
+  _stack(encoder, model.encoder, c.hidden_size, rows, decoder=False)
+  _stack(decoder, model.decoder, c.hidden_size, rows, decoder=True)
+  spec.config.layer_norm_epsilon = LAYER_NORM_EPSILON
+  # Ids 0 (padding, the decoder's start) and 1 (EOS) by their pieces; the
+  # source's EOS is added by the decoder, after any cut.
+  spec.config.decoder_start_token = target_pieces[PAD_ID]
+  spec.config.bos_token = target_pieces[PAD_ID]
+  spec.config.eos_token = target_pieces[EOS_ID]
+  spec.config.unk_token = target_pieces[UNK_ID]
+  spec.register_source_vocabulary(list(source_pieces))
+  spec.register_target_vocabulary(list(target_pieces))
+  return spec
+
+
+def export_ctranslate2(model, vocabs, hparams, target):
+  """Writes ``model`` with its (source, target) ``vocabs`` (their
+  SentencePiece models too) to the directory ``target`` as a float32
+  CTranslate2 model; ``hparams`` (decode hparams) become the decoder's
+  defaults. Returns ``target``."""
+  reason = refusal(model, hparams)
+  if reason:
+    raise UserError(f"cannot export to CTranslate2: {reason}")
+  try:
+    import ctranslate2  # pylint: disable=g-import-not-at-top,unused-import
+  except ImportError:
+    raise UserError("--format=ctranslate2 needs the ctranslate2 package: "
+                    "pip install -e \".[ct2]\"") from None
+  pieces = [v.pieces(range(v.size)) for v in vocabs]
+  spec = model_spec(model, pieces[0], pieces[1], hparams)
+  spec.validate()
+  spec.optimize(quantization=None)
+  # Written beside the target, then moved in: never half an export.
+  partial = target.rstrip(os.sep) + ".partial"
+  shutil.rmtree(partial, ignore_errors=True)
+  os.makedirs(partial)
+  spec.save(partial)
+  for vocab, name in zip(vocabs, ct2.VOCAB_FILES):
+    vocab.save(os.path.join(partial, name))
+  with open(os.path.join(partial, ct2.SETTINGS_FILE), "w",
+            encoding="utf-8") as f:
+    json.dump({"decode_hparams": hparams.values()}, f, indent=1)
+  if os.path.exists(target):
+    shutil.rmtree(target)
+  os.replace(partial, target)
+  return target
