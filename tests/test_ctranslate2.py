@@ -105,3 +105,14 @@ def test_decoder_refuses_a_directory_that_is_not_an_export(tmp_path):
   from t2t_keras.decoding.ct2 import Ct2Decoder  # pylint: disable=g-import-not-at-top
   with pytest.raises(UserError, match="not a t2t-exporter"):
     Ct2Decoder(str(tmp_path))
+
+
+def test_sampling_is_seeded_and_n_best_lists_are_ranked(exported, lines):
+  from t2t_keras.decoding.ct2 import Ct2Decoder  # pylint: disable=g-import-not-at-top
+  sample = "sampling=topk,top_k=5,seed=3"
+  first = Ct2Decoder(exported, sample).decode(lines[:20])
+  assert first == Ct2Decoder(exported, sample).decode(lines[:20])
+  n_best = Ct2Decoder(exported, "return_beams=true").decode(lines[:20])
+  for hypotheses in n_best:
+    scores = [score for _, score in hypotheses]
+    assert 1 <= len(hypotheses) <= 4 and scores == sorted(scores, reverse=True)

@@ -75,6 +75,8 @@ class Ct2Decoder:
     self.translator = ctranslate2.Translator(
         path, device="cpu", compute_type=compute_type,
         intra_threads=threads or os.cpu_count() or 0)
+    if self.hparams.sampling:
+      ctranslate2.set_random_seed(self.hparams.seed)
     self.postprocess = postprocess
     self.stats = DecodeStats()
 
