@@ -16,6 +16,19 @@ def _head(source, target, n):
     f.writelines(lines)
 
 
+def _multi30k_sample(shared_data, tmp_path, train, other):
+  """The first ``train`` training and ``other`` val and test pairs of
+  Multi30k, in a directory laid out as the recipes read it."""
+  src = tmp_path / "multi30k"
+  src.mkdir()
+  for name, n in (("train", train), ("val", other),
+                  ("test_2016_flickr", other)):
+    for lang in ("en", "de"):
+      _head(os.path.join(shared_data, "multi30k", f"{name}.{lang}"),
+            src / f"{name}.{lang}", n)
+  return src
+
+
 def _run(command, **env):
   environ = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", **env)
   # The t2t-* commands of this environment, as a user's activated venv has.
@@ -30,12 +43,7 @@ def _recipe(script, *args, **env):
 
 
 def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
-  src = tmp_path / "multi30k"
-  src.mkdir()
-  for name, n in (("train", 300), ("val", 20), ("test_2016_flickr", 20)):
-    for lang in ("en", "de"):
-      _head(os.path.join(shared_data, "multi30k", f"{name}.{lang}"),
-            src / f"{name}.{lang}", n)
+  src = _multi30k_sample(shared_data, tmp_path, 300, 20)
   done = _recipe("multi30k.sh", str(src), str(tmp_path / "data"),
                  str(tmp_path / "run"), STEPS="4", EVAL_EVERY="2",
                  SAVE_EVERY="2", EVAL_LINES="5", AVERAGE="2", HPARAMS=TOY)
@@ -79,12 +87,8 @@ def test_parsing_recipe_at_toy_scale(shared_data, tmp_path):
 
 
 def test_table3_at_toy_scale(shared_data, tmp_path):
-  src = tmp_path / "multi30k"
-  src.mkdir()
-  for name, n in (("train", 200), ("val", 10), ("test_2016_flickr", 10)):
-    for lang in ("en", "de"):
-      _head(os.path.join(shared_data, "multi30k", f"{name}.{lang}"),
-            src / f"{name}.{lang}", n)
+  src = _multi30k_sample(shared_data, tmp_path, 200, 10)
+
   def table3(rows):
     return _run(
         [sys.executable, os.path.join(REPO, "recipes", "table3_multi30k.py"),
