@@ -64,8 +64,6 @@ class Ct2Decoder:
     with open(settings, encoding="utf-8") as f:
       exported = json.load(f)["decode_hparams"]
     self.hparams = decode_hparams(overrides, exported)
-    if self.hparams.return_beams and self.hparams.sampling:
-      raise UserError("return_beams goes with beam search, not sampling")
     self.vocab, self.target_vocab = (
         SubwordVocab.load(os.path.join(path, name)) for name in VOCAB_FILES)
     self.source_pieces = self.vocab.pieces(range(self.vocab.size))
