@@ -64,6 +64,10 @@ def test_parsing_problem_round_trips_through_records(shared_data, tmp_path):
   problem = registry.problem("parsing_wsj")
   vocab = problem.vocab(data_dir)
   lines = sample_trees(shared_data)
+  # Every bracket token of a linearized tree is one piece ("(NP", not "("
+  # and "NP"), so the output has one id per token.
+  _, tokens = trees.linearize(trees.normalize(trees.parse(lines[0])))
+  assert len(vocab.encode(" ".join(tokens))) == len(tokens)
   for example, line in zip(problem.examples("dev", data_dir), lines[:200]):
     sentence = vocab.decode(example["inputs"].numpy())
     output = vocab.decode(example["targets"].numpy())

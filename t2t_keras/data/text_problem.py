@@ -40,6 +40,8 @@ class Text2TextProblem(Problem):
   target_lang = "tgt"
   vocab_size = 8000
   vocab_model_type = "bpe"
+  # False: pieces may join letters and punctuation (see SubwordVocab.build).
+  vocab_split_by_script = True
   reverse = False
   validation_bleu = True
 
@@ -116,7 +118,8 @@ class Text2TextProblem(Problem):
     log(f"building a {self.vocab_size}-piece {self.vocab_model_type} "
         f"vocabulary from {len(texts):,} sampled lines "
         f"(byte budget {byte_budget:,} per language)")
-    vocab = SubwordVocab.build(texts, self.vocab_size, self.vocab_model_type)
+    vocab = SubwordVocab.build(texts, self.vocab_size, self.vocab_model_type,
+                               split_by_script=self.vocab_split_by_script)
     vocab.save(path)
     note = "" if vocab.size == self.vocab_size else (
         f"; the text was too small for {self.vocab_size}")

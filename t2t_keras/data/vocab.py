@@ -41,8 +41,12 @@ class SubwordVocab:
 
   # -- building and files ---------------------------------------------------
   @classmethod
-  def build(cls, texts, vocab_size, model_type="bpe"):
+  def build(cls, texts, vocab_size, model_type="bpe", split_by_script=True):
     """Trains a model of ``vocab_size`` pieces on an iterable of strings.
+
+    ``split_by_script=False`` lets a piece join letters with punctuation
+    ("(NP" one piece, not "(" + "NP"); by default SentencePiece never merges
+    across a change of Unicode script.
 
     When the texts are too small for that many pieces, the model is smaller
     (a soft limit) rather than an error. The same texts give the same model,
@@ -61,7 +65,7 @@ class SubwordVocab:
           byte_fallback=True, character_coverage=1.0,
           pad_id=PAD_ID, eos_id=EOS_ID, unk_id=UNK_ID, bos_id=-1,
           max_sentence_length=_MAX_SENTENCE_BYTES, num_threads=2,
-          hard_vocab_limit=False,
+          hard_vocab_limit=False, split_by_unicode_script=split_by_script,
           minloglevel=2)
     except RuntimeError as e:
       raise UserError(
