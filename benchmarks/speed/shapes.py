@@ -1,0 +1,60 @@
+"""The shapes every system of speed_table.py runs at (standard library only:
+each peer imports this from its own environment).
+
+Training: ``batch`` sentences of ``source_length`` + ``target_length``
+random tokens over a shared ``vocab``; the paper's base and big sizes (section
+3, Table 3), post-norm, dropout as the paper (0.1 base, 0.3 big), label
+smoothing 0.1, Adam. Decoding: ``sentences`` random sources of
+``source_length`` tokens (the last is EOS) and at most ``output_length``
+output tokens (EOS included), beam 4 with alpha 0.6, or greedy.
+"""
+
+import json
+import resource
+import statistics
+import time
+
+MODELS = {
+    "base": dict(layers=6, d_model=512, d_ff=2048, heads=8, dropout=0.1),
+    "big": dict(layers=6, d_model=1024, d_ff=4096, heads=16, dropout=0.3),
+    # A toy size for the test of the command itself.
+    "toy": dict(layers=1, d_model=32, d_ff=64, heads=2, dropout=0.1),
+}
+FULL = dict(vocab=32000, batch=128, source_length=32, target_length=32,
+            sentences=32, decode_source_length=20, output_length=30)
+QUICK = dict(vocab=300, batch=4, source_length=8, target_length=8,
+             sentences=4, decode_source_length=6, output_length=9)
+LABEL_SMOOTHING = 0.1
+BEAM, ALPHA = 4, 0.6
+EOS = 1
+
+
+def sizes(quick):
+  return dict(QUICK if quick else FULL)
+
+
+def timed_steps(run, steps, warmup=2):
+  """Median seconds of ``run()`` over ``steps`` calls after ``warmup``."""
+  for _ in range(warmup):
+    run()
+  times = []
+  for _ in range(steps):
+    start = time.perf_counter()
+    run()
+    times.append(time.perf_counter() - start)
+  return statistics.median(times)
+
+
+def emit(**result):
+  """The worker's one result line (JSON), with its peak resident memory."""
+  result["peak_rss_gb"] = (
+      resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6)
+  print("RESULT " + json.dumps(result), flush=True)
+
+
+def random_ids(rng, rows, length, vocab, eos_last=False):
+  """int [rows, length] in [2, vocab), ending with EOS when asked (numpy)."""
+  ids = rng.randint(2, vocab, size=(rows, length))
+  if eos_last:
+    ids[:, -1] = EOS
+  return ids

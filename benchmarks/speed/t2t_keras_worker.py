@@ -1,0 +1,121 @@
+"""speed_table.py's worker for t2t_keras (its Trainer, its beam search) and
+for CTranslate2 (the same random model exported with t2t-exporter's code).
+
+  python benchmarks/speed/t2t_keras_worker.py --task train|beam|greedy
+      --model base|big|toy --precision float32|bfloat16|xla|int8 [--quick]
+"""
+
+import argparse
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
+sys.path.insert(0, HERE)
+
+import keras  # pylint: disable=g-import-not-at-top,wrong-import-position
+import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
+import tensorflow as tf  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+import shapes  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras import registry  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras.decoding.beam_search import beam_search, greedy_decode  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras.training.trainer import Trainer  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+
+def build(model_name, vocab, policy):
+  keras.config.set_dtype_policy(policy)
+  keras.utils.set_random_seed(0)
+  m = shapes.MODELS[model_name]
+  hparams = registry.hparams("transformer_base")
+  hparams.parse(f"num_hidden_layers={m['layers']},hidden_size={m['d_model']},"
+                f"filter_size={m['d_ff']},num_heads={m['heads']},"
+                f"layer_prepostprocess_dropout={m['dropout']},"
+                f"label_smoothing={shapes.LABEL_SMOOTHING}")
+  model = registry.model("transformer")(hparams, vocab)
+  model.build()
+  return model, hparams
+
+
+def train(args, s):
+  policy = "mixed_bfloat16" if args.precision == "bfloat16" else "float32"
+  model, hparams = build(args.model, s["vocab"], policy)
+  trainer = Trainer(lambda: model, hparams,
+                    jit_compile=args.precision == "xla")
+  rng = np.random.RandomState(0)
+  features = {k: tf.constant(shapes.random_ids(rng, s["batch"], length,
+                                               s["vocab"]), tf.int64)
+              for k, length in (("inputs", s["source_length"]),
+                                ("targets", s["target_length"]))}
+  seconds = shapes.timed_steps(lambda: trainer.train_step([features]),
+                               args.steps)
+  tokens = s["batch"] * (s["source_length"] + s["target_length"])
+  shapes.emit(seconds_per_step=seconds, tokens_per_s=tokens / seconds)
+
+
+def decode_ours(args, s, inputs):
+  policy = "mixed_bfloat16" if args.precision == "bfloat16" else "float32"
+  model, _ = build(args.model, s["vocab"], policy)
+  extra = s["output_length"] - s["decode_source_length"]
+  if args.task == "beam":
+    fn = lambda x: beam_search(model, x, shapes.BEAM, shapes.ALPHA, extra)[0]  # pylint: disable=unnecessary-lambda-assignment
+  else:
+    fn = lambda x: greedy_decode(model, x, extra)[0]  # pylint: disable=unnecessary-lambda-assignment
+  search = tf.function(fn, input_signature=[tf.TensorSpec([None, None],
+                                                          tf.int32)])
+  batch = tf.constant(inputs, tf.int32)
+  return shapes.timed_steps(lambda: search(batch).numpy(), args.steps)
+
+
+def decode_ct2(args, s, inputs):
+  import ctranslate2  # pylint: disable=g-import-not-at-top
+  from t2t_keras.decoding.decoder import decode_hparams  # pylint: disable=g-import-not-at-top
+  from t2t_keras.export.ctranslate2 import model_spec  # pylint: disable=g-import-not-at-top
+  import tempfile  # pylint: disable=g-import-not-at-top
+  model, _ = build(args.model, s["vocab"], "float32")
+  pieces = ["<pad>", "</s>", "<unk>"] + [f"p{i}" for i in range(3, s["vocab"])]
+  hparams = decode_hparams(f"extra_length={s['output_length']}")
+  spec = model_spec(model, pieces, pieces, hparams)
+  spec.validate()
+  spec.optimize(quantization=None)
+  with tempfile.TemporaryDirectory() as folder:
+    spec.save(folder)
+    translator = ctranslate2.Translator(
+        folder, device="cpu", compute_type=args.precision,
+        inter_threads=1, intra_threads=os.cpu_count())
+  # CTranslate2 adds nothing to the source (EOS is one of its tokens, as in
+  # ours) and counts the output's EOS within max_decoding_length.
+  tokens = [[pieces[i] for i in row] for row in inputs]
+  beam = shapes.BEAM if args.task == "beam" else 1
+  return shapes.timed_steps(lambda: translator.translate_batch(
+      tokens, beam_size=beam, length_penalty=shapes.ALPHA,
+      max_decoding_length=s["output_length"], return_end_token=True,
+      max_batch_size=len(tokens)), args.steps)
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__)
+  parser.add_argument("--task", required=True,
+                      choices=("train", "beam", "greedy"))
+  parser.add_argument("--model", default="base", choices=tuple(shapes.MODELS))
+  parser.add_argument("--precision", default="float32",
+                      choices=("float32", "bfloat16", "xla", "int8"))
+  parser.add_argument("--system", default="t2t_keras",
+                      choices=("t2t_keras", "ctranslate2"))
+  parser.add_argument("--steps", type=int, default=10)
+  parser.add_argument("--quick", action="store_true")
+  args = parser.parse_args()
+  s = shapes.sizes(args.quick)
+  if args.task == "train":
+    return train(args, s)
+  rng = np.random.RandomState(1)
+  inputs = shapes.random_ids(rng, s["sentences"], s["decode_source_length"],
+                             s["vocab"], eos_last=True)
+  decode = decode_ct2 if args.system == "ctranslate2" else decode_ours
+  seconds = decode(args, s, inputs)
+  shapes.emit(seconds_per_batch=seconds, sentences_per_s=len(inputs) / seconds)
+
+
+if __name__ == "__main__":
+  main()

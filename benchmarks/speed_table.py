@@ -1,0 +1,219 @@
+"""One table, one run: training and decoding speed of t2t_keras beside TF
+Model Garden's Transformer, PyTorch's nn.Transformer and CTranslate2 at the
+same shapes (benchmarks/speed/shapes.py), with the matmul peak measured in
+the same run, model FLOP utilization and peak resident memory.
+
+Each configuration runs in its own process (its peak memory is its own),
+one after the other: run it on an otherwise idle machine. The peers run in
+their own environments, made by ``bash benchmarks/make_peer_envs.sh``; a
+missing one is reported, not fatal. CTranslate2 is the package's [ct2]
+extra and decodes our random model, exported with t2t-exporter's code.
+
+Usage: python benchmarks/speed_table.py [--models base,big] [--steps 10]
+         [--big_steps 3] [--envs ~/.cache/t2t_keras] [--systems ...]
+         [--quick]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(HERE, "speed"))
+
+import shapes  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+SYSTEMS = ("t2t_keras", "garden", "torch", "ctranslate2")
+LABELS = {"t2t_keras": "t2t_keras", "garden": "TF Model Garden",
+          "torch": "PyTorch nn.Transformer", "ctranslate2": "CTranslate2"}
+ENVS = {"garden": "bench-garden", "torch": "bench-torch"}
+WORKERS = {"t2t_keras": "t2t_keras_worker.py", "ctranslate2":
+           "t2t_keras_worker.py", "garden": "garden_worker.py",
+           "torch": "torch_worker.py"}
+# (system, precision) rows; what each trains and decodes.
+ROWS = (("t2t_keras", "float32"), ("t2t_keras", "bfloat16"),
+        ("t2t_keras", "xla"), ("garden", "float32"), ("garden", "bfloat16"),
+        ("garden", "xla"), ("torch", "float32"), ("torch", "bfloat16"),
+        ("ctranslate2", "float32"), ("ctranslate2", "int8"))
+TRAINS = {"t2t_keras", "garden", "torch"}
+DECODES = {("t2t_keras", "float32"), ("t2t_keras", "bfloat16"),
+           ("garden", "float32"), ("garden", "bfloat16"),
+           ("ctranslate2", "float32"), ("ctranslate2", "int8")}
+
+
+def python_of(system, envs):
+  if system not in ENVS:
+    return sys.executable
+  path = os.path.join(envs, ENVS[system], "bin", "python")
+  return path if os.path.isfile(path) else None
+
+
+def run_worker(python, system, task, model, precision, steps, quick):
+  """The worker's RESULT dict, or {"error": its last line}."""
+  command = [python, os.path.join(HERE, "speed", WORKERS[system]),
+             f"--task={task}", f"--model={model}",
+             f"--precision={precision}", f"--steps={steps}"]
+  if system == "ctranslate2":
+    command.append("--system=ctranslate2")
+  if quick:
+    command.append("--quick")
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+  result = subprocess.run(command, capture_output=True, text=True, env=env,
+                          check=False)
+  for line in result.stdout.splitlines():
+    if line.startswith("RESULT "):
+      return json.loads(line[len("RESULT "):])
+  lines = (result.stderr or result.stdout).strip().splitlines()
+  return {"error": lines[-1][:120] if lines else f"exit {result.returncode}"}
+
+
+def matmul_peaks(size):
+  """FLOP/s of a [size, size] product in float32 and bfloat16 (TensorFlow,
+  as our graphs run)."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  peaks = {}
+  for name, dtype in (("float32", tf.float32), ("bfloat16", tf.bfloat16)):
+    a = tf.random.uniform([size, size], dtype=tf.float32)
+    a = tf.cast(a, dtype)
+    product = tf.function(lambda x: tf.matmul(x, x))
+    product(a).numpy()
+    times = []
+    for _ in range(5):
+      start = time.perf_counter()
+      product(a).numpy()
+      times.append(time.perf_counter() - start)
+    peaks[name] = 2 * size ** 3 / sorted(times)[len(times) // 2]
+  peaks["xla"] = peaks["float32"]
+  return peaks
+
+
+def model_flops(model, s):
+  """Training FLOPs of one step (matrix products, t2t_keras.analysis.cost)."""
+  from t2t_keras import registry  # pylint: disable=g-import-not-at-top
+  from t2t_keras.analysis import cost  # pylint: disable=g-import-not-at-top
+  from t2t_keras.models.config import TransformerConfig  # pylint: disable=g-import-not-at-top
+  m = shapes.MODELS[model]
+  hparams = registry.hparams("transformer_base")
+  hparams.parse(f"num_hidden_layers={m['layers']},hidden_size={m['d_model']},"
+                f"filter_size={m['d_ff']},num_heads={m['heads']}")
+  return cost.step_flops(TransformerConfig.from_hparams(hparams),
+                         (s["vocab"], s["vocab"]), s["source_length"],
+                         s["target_length"], s["batch"])
+
+
+def cell(result, key, fmt="{:,.0f}"):
+  if result is None:
+    return "-"
+  if "error" in result:
+    return "failed"
+  return fmt.format(result[key])
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__)
+  parser.add_argument("--models", default="base,big")
+  parser.add_argument("--systems", default=",".join(SYSTEMS))
+  parser.add_argument("--steps", type=int, default=10,
+                      help="timed training steps or decoding batches (median)")
+  parser.add_argument("--big_steps", type=int, default=3,
+                      help="timed steps for the big model (about 3x slower)")
+  parser.add_argument("--envs", default=os.environ.get(
+      "T2T_KERAS_CACHE", os.path.expanduser("~/.cache/t2t_keras")))
+  parser.add_argument("--quick", action="store_true",
+                      help="toy sizes: checks the command, measures nothing")
+  args = parser.parse_args()
+  s = shapes.sizes(args.quick)
+  models = ["toy"] if args.quick else args.models.split(",")
+  systems = args.systems.split(",")
+  peaks = matmul_peaks(256 if args.quick else 4096)
+  cpu = "unknown CPU"
+  if os.path.exists("/proc/cpuinfo"):
+    with open("/proc/cpuinfo", encoding="utf-8") as f:
+      names = [l.split(":", 1)[1].strip() for l in f if l.startswith("model name")]
+    cpu = names[0] if names else cpu
+  print(f"{cpu}, {os.cpu_count()} CPUs; training: {s['batch']} sentences x "
+        f"({s['source_length']} + {s['target_length']}) tokens a step, "
+        f"shared vocabulary {s['vocab']:,}, median of {args.steps} steps "
+        f"({args.big_steps} for big); decoding: {s['sentences']} sentences "
+        f"of {s['decode_source_length']} tokens, at most "
+        f"{s['output_length']} output tokens, beam 4 (alpha 0.6) or greedy; "
+        f"matmul peak (4096^3, TensorFlow): float32 "
+        f"{peaks['float32'] / 1e9:,.0f}, bfloat16 "
+        f"{peaks['bfloat16'] / 1e9:,.0f} GFLOP/s", flush=True)
+  results = {}
+  for system, precision in ROWS:
+    if system not in systems:
+      continue
+    python = python_of(system, args.envs)
+    if python is None:
+      results[(system, precision)] = {"missing": True}
+      continue
+    row = results[(system, precision)] = {}
+    if system in TRAINS:
+      for model in models:
+        steps = args.big_steps if model == "big" else args.steps
+        row[("train", model)] = run_worker(python, system, "train", model,
+                                           precision, steps, args.quick)
+    if (system, precision) in DECODES:
+      for task in ("beam", "greedy"):
+        row[task] = run_worker(python, system, task, models[0], precision,
+                               args.steps, args.quick)
+    print(f"  measured {system} {precision}", file=sys.stderr, flush=True)
+  flops = {model: model_flops(model, s) for model in models}
+  header = ["system", "precision"]
+  for model in models:
+    header += [f"train {model} tok/s", f"{model} MFU"]
+  header += [f"peak RSS train {models[0]} GB", "beam-4 sent/s",
+             "greedy sent/s"]
+  print("| " + " | ".join(header) + " |")
+  print("|" + " --- |" * len(header))
+  for (system, precision), row in results.items():
+    cells = [LABELS[system], precision]
+    if row.get("missing"):
+      cells += ["not installed: bash benchmarks/make_peer_envs.sh"]
+      cells += [""] * (len(header) - 3)
+      print("| " + " | ".join(cells) + " |")
+      continue
+    for model in models:
+      train = row.get(("train", model))
+      cells.append(cell(train, "tokens_per_s"))
+      peak = peaks["bfloat16" if precision == "bfloat16" else "float32"]
+      cells.append("-" if not train or "error" in train else
+                   f"{flops[model] / train['seconds_per_step'] / peak:.0%}")
+    cells.append(cell(row.get(("train", models[0])), "peak_rss_gb",
+                      "{:.1f}"))
+    cells.append(cell(row.get("beam"), "sentences_per_s", "{:.1f}"))
+    cells.append(cell(row.get("greedy"), "sentences_per_s", "{:.1f}"))
+    print("| " + " | ".join(cells) + " |", flush=True)
+  ratios(results, models)
+  failures = [(k, v) for k, row in results.items() for v in row.values()
+              if isinstance(v, dict) and "error" in v]
+  for (system, precision), result in failures:
+    print(f"failed: {system} {precision}: {result['error']}")
+  return 1 if failures else 0
+
+
+def ratios(results, models):
+  """Ours against the peers, as the targets are stated."""
+  def rate(system, precision, key, field):
+    result = results.get((system, precision), {}).get(key) or {}
+    return result.get(field)
+  for model in models:
+    for precision in ("float32", "bfloat16"):
+      ours = rate("t2t_keras", precision, ("train", model), "tokens_per_s")
+      theirs = rate("garden", precision, ("train", model), "tokens_per_s")
+      if ours and theirs:
+        print(f"training {model} {precision}: t2t_keras / Model Garden = "
+              f"{ours / theirs:.2f}x")
+  ours = rate("t2t_keras", "float32", "beam", "sentences_per_s")
+  theirs = rate("ctranslate2", "float32", "beam", "sentences_per_s")
+  if ours and theirs:
+    print(f"beam-4 float32: t2t_keras / CTranslate2 = {ours / theirs:.2f}x")
+
+
+if __name__ == "__main__":
+  sys.exit(main())
