@@ -19,7 +19,7 @@ CRAFT=${CRAFT:-0}
 NAME=parsing_wsj$([ "$CRAFT" = 1 ] && echo _craft || true)
 DATA=${2:-/tmp/t2t_data/$NAME}
 RUN=${3:-/tmp/t2t_train/$NAME}
-STEPS=${STEPS:-3000}
+STEPS=${STEPS:-4000}
 EVAL_EVERY=${EVAL_EVERY:-500}
 SAVE_EVERY=${SAVE_EVERY:-200}
 AVERAGE=${AVERAGE:-5}
