@@ -14,7 +14,6 @@ cross-entropy; Adam; a tf.function step. Decoding: its own beam search
       --model base|big|toy --precision float32|bfloat16|xla [--quick]
 """
 
-import argparse
 import os
 import sys
 
@@ -91,16 +90,8 @@ def decode(args, s):
 
 
 def main():
-  parser = argparse.ArgumentParser(description=__doc__)
-  parser.add_argument("--task", required=True,
-                      choices=("train", "beam", "greedy"))
-  parser.add_argument("--model", default="base", choices=tuple(shapes.MODELS))
-  parser.add_argument("--precision", default="float32",
-                      choices=("float32", "bfloat16", "xla"))
-  parser.add_argument("--steps", type=int, default=10)
-  parser.add_argument("--quick", action="store_true")
-  args = parser.parse_args()
-  s = shapes.sizes(args.quick)
+  args, s = shapes.worker_args(__doc__, ("train", "beam", "greedy"),
+                               ("float32", "bfloat16", "xla"))
   (train if args.task == "train" else decode)(args, s)
 
 

@@ -9,6 +9,7 @@ smoothing 0.1, Adam. Decoding: ``sentences`` random sources of
 output tokens (EOS included), beam 4 with alpha 0.6, or greedy.
 """
 
+import argparse
 import json
 import resource
 import statistics
@@ -27,6 +28,21 @@ QUICK = dict(vocab=300, batch=4, source_length=8, target_length=8,
 LABEL_SMOOTHING = 0.1
 BEAM, ALPHA = 4, 0.6
 EOS = 1
+
+
+def worker_args(description, tasks, precisions, systems=None):
+  """A worker's flags: --task, --model, --precision, --steps, --quick (and
+  --system when one worker serves several). Returns (args, sizes)."""
+  parser = argparse.ArgumentParser(description=description)
+  parser.add_argument("--task", required=True, choices=tasks)
+  parser.add_argument("--model", default="base", choices=tuple(MODELS))
+  parser.add_argument("--precision", default="float32", choices=precisions)
+  if systems:
+    parser.add_argument("--system", default=systems[0], choices=systems)
+  parser.add_argument("--steps", type=int, default=10)
+  parser.add_argument("--quick", action="store_true")
+  args = parser.parse_args()
+  return args, sizes(args.quick)
 
 
 def sizes(quick):

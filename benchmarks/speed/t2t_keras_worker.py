@@ -5,7 +5,6 @@ for CTranslate2 (the same random model exported with t2t-exporter's code).
       --model base|big|toy --precision float32|bfloat16|xla|int8 [--quick]
 """
 
-import argparse
 import os
 import sys
 
@@ -95,18 +94,9 @@ def decode_ct2(args, s, inputs):
 
 
 def main():
-  parser = argparse.ArgumentParser(description=__doc__)
-  parser.add_argument("--task", required=True,
-                      choices=("train", "beam", "greedy"))
-  parser.add_argument("--model", default="base", choices=tuple(shapes.MODELS))
-  parser.add_argument("--precision", default="float32",
-                      choices=("float32", "bfloat16", "xla", "int8"))
-  parser.add_argument("--system", default="t2t_keras",
-                      choices=("t2t_keras", "ctranslate2"))
-  parser.add_argument("--steps", type=int, default=10)
-  parser.add_argument("--quick", action="store_true")
-  args = parser.parse_args()
-  s = shapes.sizes(args.quick)
+  args, s = shapes.worker_args(__doc__, ("train", "beam", "greedy"),
+                               ("float32", "bfloat16", "xla", "int8"),
+                               systems=("t2t_keras", "ctranslate2"))
   if args.task == "train":
     return train(args, s)
   rng = np.random.RandomState(1)

@@ -10,7 +10,6 @@ cross-entropy, Adam with the paper's betas and epsilon.
       --precision float32|bfloat16 [--quick] [--steps 10]
 """
 
-import argparse
 import math
 import os
 import sys
@@ -56,15 +55,7 @@ class Seq2Seq(nn.Module):
 
 
 def main():
-  parser = argparse.ArgumentParser(description=__doc__)
-  parser.add_argument("--task", default="train", choices=("train",))
-  parser.add_argument("--model", default="base", choices=tuple(shapes.MODELS))
-  parser.add_argument("--precision", default="float32",
-                      choices=("float32", "bfloat16"))
-  parser.add_argument("--steps", type=int, default=10)
-  parser.add_argument("--quick", action="store_true")
-  args = parser.parse_args()
-  s = shapes.sizes(args.quick)
+  args, s = shapes.worker_args(__doc__, ("train",), ("float32", "bfloat16"))
   torch.set_num_threads(os.cpu_count())
   torch.manual_seed(0)
   model = Seq2Seq(s["vocab"], **shapes.MODELS[args.model])
