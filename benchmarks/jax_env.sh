@@ -25,7 +25,7 @@ case "${1:-}" in
   install)
     python3 -m pip install -q --no-index --find-links "$DIR" keras
     python3 -m pip install -q --no-deps -e .
-    python3 -c 'import keras, jax; print("keras", keras.__version__, "jax",
+    KERAS_BACKEND=jax python3 -c 'import keras, jax; print("keras", keras.__version__, "jax",
                 jax.__version__, jax.devices())' ;;
   *) echo "usage: bash benchmarks/jax_env.sh download|install [DIR]" >&2
      exit 2 ;;

@@ -87,7 +87,6 @@ def matmul_peaks(size):
       product(a).numpy()
       times.append(time.perf_counter() - start)
     peaks[name] = 2 * size ** 3 / sorted(times)[len(times) // 2]
-  peaks["xla"] = peaks["float32"]
   return peaks
 
 
@@ -96,10 +95,8 @@ def model_flops(model, s):
   from t2t_keras import registry  # pylint: disable=g-import-not-at-top
   from t2t_keras.analysis import cost  # pylint: disable=g-import-not-at-top
   from t2t_keras.models.config import TransformerConfig  # pylint: disable=g-import-not-at-top
-  m = shapes.MODELS[model]
   hparams = registry.hparams("transformer_base")
-  hparams.parse(f"num_hidden_layers={m['layers']},hidden_size={m['d_model']},"
-                f"filter_size={m['d_ff']},num_heads={m['heads']}")
+  hparams.parse(shapes.overrides(model))
   return cost.step_flops(TransformerConfig.from_hparams(hparams),
                          (s["vocab"], s["vocab"]), s["source_length"],
                          s["target_length"], s["batch"])

@@ -30,6 +30,15 @@ BEAM, ALPHA = 4, 0.6
 EOS = 1
 
 
+def overrides(model):
+  """t2t_keras hparams overrides (on transformer_base) for ``MODELS[model]``."""
+  m = MODELS[model]
+  return (f"num_hidden_layers={m['layers']},hidden_size={m['d_model']},"
+          f"filter_size={m['d_ff']},num_heads={m['heads']},"
+          f"layer_prepostprocess_dropout={m['dropout']},"
+          f"label_smoothing={LABEL_SMOOTHING}")
+
+
 def worker_args(description, tasks, precisions, systems=None):
   """A worker's flags: --task, --model, --precision, --steps, --quick (and
   --system when one worker serves several). Returns (args, sizes)."""

@@ -7,6 +7,7 @@ for CTranslate2 (the same random model exported with t2t-exporter's code).
 
 import os
 import sys
+import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -26,12 +27,8 @@ from t2t_keras.training.trainer import Trainer  # pylint: disable=g-import-not-a
 def build(model_name, vocab, policy):
   keras.config.set_dtype_policy(policy)
   keras.utils.set_random_seed(0)
-  m = shapes.MODELS[model_name]
   hparams = registry.hparams("transformer_base")
-  hparams.parse(f"num_hidden_layers={m['layers']},hidden_size={m['d_model']},"
-                f"filter_size={m['d_ff']},num_heads={m['heads']},"
-                f"layer_prepostprocess_dropout={m['dropout']},"
-                f"label_smoothing={shapes.LABEL_SMOOTHING}")
+  hparams.parse(shapes.overrides(model_name))
   model = registry.model("transformer")(hparams, vocab)
   model.build()
   return model, hparams
@@ -70,16 +67,12 @@ def decode_ours(args, s, inputs):
 def decode_ct2(args, s, inputs):
   import ctranslate2  # pylint: disable=g-import-not-at-top
   from t2t_keras.decoding.decoder import decode_hparams  # pylint: disable=g-import-not-at-top
-  from t2t_keras.export.ctranslate2 import model_spec  # pylint: disable=g-import-not-at-top
-  import tempfile  # pylint: disable=g-import-not-at-top
+  from t2t_keras.export.ctranslate2 import save_model  # pylint: disable=g-import-not-at-top
   model, _ = build(args.model, s["vocab"], "float32")
   pieces = ["<pad>", "</s>", "<unk>"] + [f"p{i}" for i in range(3, s["vocab"])]
   hparams = decode_hparams(f"extra_length={s['output_length']}")
-  spec = model_spec(model, pieces, pieces, hparams)
-  spec.validate()
-  spec.optimize(quantization=None)
   with tempfile.TemporaryDirectory() as folder:
-    spec.save(folder)
+    save_model(model, pieces, pieces, hparams, folder)
     translator = ctranslate2.Translator(
         folder, device="cpu", compute_type=args.precision,
         inter_threads=1, intra_threads=os.cpu_count())

@@ -8,6 +8,7 @@ from absl import flags
 
 from t2t_keras.bin import common
 from t2t_keras.bin import decode_flags  # pylint: disable=unused-import
+from t2t_keras.decoding.ct2 import COMPUTE_TYPES
 from t2t_keras.decoding.decoder import DEFAULT_WINDOW
 
 FLAGS = flags.FLAGS
@@ -26,9 +27,7 @@ flags.DEFINE_string("saved_model_dir", None,
 flags.DEFINE_string("ct2_model_dir", None,
                     "Decode through this CTranslate2 export (t2t-exporter "
                     "--format=ctranslate2) instead of a checkpoint.")
-flags.DEFINE_enum("ct2_compute_type", "float32",
-                  ["default", "auto", "float32", "int8", "int8_float32",
-                   "int16", "bfloat16", "int8_bfloat16"],
+flags.DEFINE_enum("ct2_compute_type", "float32", list(COMPUTE_TYPES),
                   "CTranslate2's compute type for --ct2_model_dir (int8: "
                   "weights quantized when loaded).")
 flags.DEFINE_string("score_file", None,

@@ -149,6 +149,14 @@ def model_spec(model, source_pieces, target_pieces, hparams):
   return spec
 
 
+def save_model(model, source_pieces, target_pieces, hparams, folder):
+  """``model_spec``, validated and written to ``folder`` (float32)."""
+  spec = model_spec(model, source_pieces, target_pieces, hparams)
+  spec.validate()
+  spec.optimize(quantization=None)
+  spec.save(folder)
+
+
 def export_ctranslate2(model, vocabs, hparams, target):
   """Writes ``model`` with its (source, target) ``vocabs`` (their
   SentencePiece models too) to the directory ``target`` as a float32
@@ -163,14 +171,11 @@ def export_ctranslate2(model, vocabs, hparams, target):
     raise UserError("--format=ctranslate2 needs the ctranslate2 package: "
                     "pip install -e \".[ct2]\"") from None
   pieces = [v.pieces(range(v.size)) for v in vocabs]
-  spec = model_spec(model, pieces[0], pieces[1], hparams)
-  spec.validate()
-  spec.optimize(quantization=None)
   # Written beside the target, then moved in: never half an export.
   partial = target.rstrip(os.sep) + ".partial"
   shutil.rmtree(partial, ignore_errors=True)
   os.makedirs(partial)
-  spec.save(partial)
+  save_model(model, pieces[0], pieces[1], hparams, partial)
   for vocab, name in zip(vocabs, ct2.VOCAB_FILES):
     vocab.save(os.path.join(partial, name))
   with open(os.path.join(partial, ct2.SETTINGS_FILE), "w",
