@@ -10,6 +10,7 @@ SavedModel of it loads in stock TF Serving. Scores are GNMT's (the paper's
 
 import tensorflow as tf
 
+from t2t_keras.decoding import top_k
 from t2t_keras.ids import EOS_ID, PAD_ID
 
 NEG_INF = -1e9
@@ -28,17 +29,66 @@ def _limits(inputs, extra_length):
   return lengths + extra_length
 
 
+def _invariant(t, free):
+  """The shape of loop variable ``t`` with its first ``free`` axes free."""
+  if isinstance(t, tf.TensorArray):
+    return t.element_shape
+  dims = t.shape.as_list()
+  free = min(free, len(dims))
+  return tf.TensorShape([None] * free + dims[free:])
+
+
+def _loop(cond, body, start):
+  """tf.while_loop over ``start`` whose last element is the model's cache.
+  Every cache tensor may change size along all axes but its last (the
+  contract of ``models.base``: self-attention caches grow a step at a
+  time); the other loop variables keep their shapes but the batch axis
+  (the model's ops need not keep it static)."""
+  invariants = tuple(_invariant(t, 1) for t in start[:-1])
+  invariants += (tf.nest.map_structure(
+      lambda t: _invariant(t, t.shape.rank - 1), start[-1]),)
+  return tf.while_loop(cond, body, start, shape_invariants=invariants)
+
+
+def _step_logits(model, ids, step, cache):
+  """float32 logits of the next token with padding never produced.
+  ids: [n]. Returns (logits [n, vocab], cache)."""
+  logits, cache = model.decode_step(ids, step, cache)
+  logits = tf.cast(logits, tf.float32)
+  pad = tf.one_hot(PAD_ID, tf.shape(logits)[1], on_value=NEG_INF,
+                   off_value=0.0)
+  return logits + pad[None], cache
+
+
 def _step_log_probs(model, ids, step, cache, limits):
   """log-softmax of the next token, with padding never produced and EOS
   forced at each sentence's limit. ids: [n]; limits: [n]."""
-  logits, cache = model.decode_step(ids, step, cache)
-  logits = tf.cast(logits, tf.float32)
+  logits, cache = _step_logits(model, ids, step, cache)
   vocab = tf.shape(logits)[1]
-  pad = tf.one_hot(PAD_ID, vocab, on_value=NEG_INF, off_value=0.0)
   last = tf.equal(step + 1, limits)[:, None]
   only_eos = tf.where(tf.equal(tf.range(vocab), EOS_ID), 0.0, NEG_INF)
-  logits = logits + pad[None] + tf.where(last, only_eos[None], 0.0)
+  logits = logits + tf.where(last, only_eos[None], 0.0)
   return tf.nn.log_softmax(logits), cache
+
+
+def _step_best(model, ids, step, cache, limits, k):
+  """The k most likely next tokens of each hypothesis, as
+  ``_step_log_probs`` followed by a top-k, without the full log-softmax.
+
+  Returns (log-probs float32 [n, k], tokens int32 [n, k], cache); where a
+  row's limit is reached its only candidate is EOS with log-prob 0, the
+  rest NEG_INF.
+  """
+  logits, cache = _step_logits(model, ids, step, cache)
+  k = min(k, logits.shape[-1] or k)
+  values, tokens = top_k.top_k_rows(logits, k)
+  log_probs = values - top_k.log_normalizer(logits, values[:, 0],
+                                            tokens[:, 0])[:, None]
+  last = tf.equal(step + 1, limits)[:, None]
+  forced = tf.one_hot(0, k, on_value=0.0, off_value=NEG_INF)[None]
+  log_probs = tf.where(last, forced, log_probs)
+  tokens = tf.where(last, EOS_ID, tokens)
+  return log_probs, tokens, cache
 
 
 def token_by_token(model, inputs, choose, extra_length=EXTRA_LENGTH):
@@ -78,7 +128,7 @@ def token_by_token(model, inputs, choose, extra_length=EXTRA_LENGTH):
            tf.zeros([batch], tf.bool),
            tf.TensorArray(tf.int32, size=0, dynamic_size=True),
            tf.zeros([batch], tf.float32), cache)
-  _, _, _, ids, score, _ = tf.while_loop(cond, body, start)
+  _, _, _, ids, score, _ = _loop(cond, body, start)
   return tf.transpose(ids.stack()), score
 
 
@@ -122,13 +172,16 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
     previous = tf.reshape(
         tf.gather(alive_seq, tf.maximum(step - 1, 0), axis=2), [-1])
     previous = tf.where(step > 0, previous, tf.zeros_like(previous))
-    log_probs, cache = _step_log_probs(model, previous, step, cache, limits)
-    vocab = tf.shape(log_probs)[1]
+    log_probs, tokens, cache = _step_best(model, previous, step, cache,
+                                          limits, 2 * beam)
+    per_row = log_probs.shape[-1]  # 2 * beam, or the vocabulary if smaller
     candidates = alive_logp[:, :, None] + tf.reshape(log_probs,
-                                                     [batch, beam, -1])
-    flat = tf.reshape(candidates, [batch, -1])                 # [batch, K*V]
+                                                     [batch, beam, per_row])
+    flat = tf.reshape(candidates, [batch, beam * per_row])
     top_logp, top_index = tf.math.top_k(flat, k=2 * beam)
-    top_beam, top_token = top_index // vocab, top_index % vocab
+    top_beam = top_index // per_row
+    top_token = tf.gather(tf.reshape(tokens, [batch, beam * per_row]),
+                          top_index, batch_dims=1)
     top_seq = write(tf.gather(alive_seq, top_beam, batch_dims=1), step,
                     top_token)
     is_eos = tf.equal(top_token, EOS_ID)
@@ -163,8 +216,8 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
            tf.tile(first[None], [batch, 1]),
            tf.zeros([batch, beam, max_length], tf.int32),
            tf.fill([batch, beam], NEG_INF), cache)
-  _, alive_seq, alive_logp, fin_seq, fin_score, _ = tf.while_loop(
-      cond, body, start)
+  _, alive_seq, alive_logp, fin_seq, fin_score, _ = _loop(cond, body,
+                                                           start)
   # A sentence with nothing finished (cannot happen with EOS forced at the
   # limit, unless stopped early) falls back to its live beams.
   none_finished = tf.reduce_all(fin_score <= NEG_INF / 2, axis=1)

@@ -33,17 +33,3 @@ def causal_bias(length):
   positions = ops.arange(length)
   future = ops.greater(positions[None, :], positions[:, None])
   return ops.cast(future, "float32")[None, None] * NEG_INF
-
-
-def cache_bias(step, max_length):
-  """Bias for one incremental decoding step over a fixed-size cache.
-
-  Args:
-    step: scalar int, the position being decoded (0-based).
-    max_length: int, the cache length.
-  Returns:
-    float32 tensor [1, 1, 1, max_length]: NEG_INF for positions > step.
-  """
-  future = ops.greater(ops.arange(max_length), step)
-  return ops.reshape(ops.cast(future, "float32") * NEG_INF,
-                     (1, 1, 1, max_length))

@@ -7,32 +7,24 @@ with W^Q, W^K in R^{d_model x d_k}, W^V in R^{d_model x d_v} per head and
 W^O in R^{h d_v x d_model}. d_k and d_v are independent of d_model / h so
 that Table 3 rows (A) and (B) can be built.
 
-The incremental cache for decoder self-attention has a fixed length: step t
-writes its key and value at position t with a select on a one-hot position
-mask (no concatenation, so shapes never change inside a decoding loop, and
-only core ops are used, so the loop exports to TF Serving).
+The incremental cache of decoder self-attention grows by one position a
+step (a concatenation): step t attends over exactly t + 1 keys, so neither
+the attention, the cache's append nor beam search's reordering of it ever
+touches positions not yet decoded. Only core ops are used, so the decoding
+loop exports to TF Serving.
 """
 
 import keras
 from keras import ops
 
-from t2t_keras.layers import attention_record, masks
+from t2t_keras.layers import attention_record
 from t2t_keras.layers.dot_product_attention import ScaledDotProductAttention
 
 
-def write_at(cache, update, step):
-  """Writes ``update`` into ``cache`` at time ``step``.
-
-  Args:
-    cache: [batch, heads, max_length, depth].
-    update: [batch, heads, 1, depth].
-    step: scalar int.
-  Returns:
-    ``cache`` with position ``step`` replaced by ``update``.
-  """
-  length = ops.shape(cache)[2]
-  here = ops.reshape(ops.equal(ops.arange(length), step), (1, 1, length, 1))
-  return ops.where(here, ops.cast(update, cache.dtype), cache)
+def append(cache, update):
+  """``cache`` [batch, heads, length, depth] followed by ``update`` [batch,
+  heads, 1, depth] along the length: [batch, heads, length + 1, depth]."""
+  return ops.concatenate([cache, ops.cast(update, cache.dtype)], axis=2)
 
 
 @keras.saving.register_keras_serializable(package="t2t_keras")
@@ -52,9 +44,9 @@ class MultiHeadAttention(keras.layers.Layer):
     memory: [batch, length_k, d_memory]; None for self-attention.
     bias: additive mask broadcastable to [batch, h, length_q, length_k].
     cache: for decoding. With ``step`` (self-attention): a dict of
-      ``key`` [batch, h, max_length, d_k] and ``value`` [..., d_v] from
-      ``empty_cache``; the query must have length 1 and its key and value are
-      written at ``step``. Without ``step`` (encoder-decoder attention): the
+      ``key`` [batch, h, step, d_k] and ``value`` [..., d_v] (from
+      ``empty_cache`` at step 0); the query must have length 1, and its key
+      and value are appended. Without ``step`` (encoder-decoder attention): the
       dict from ``memory_cache``, used in place of ``memory``.
     step: scalar int, the position being decoded.
     return_weights: also return the attention weights (inside
@@ -125,10 +117,11 @@ class MultiHeadAttention(keras.layers.Layer):
                                    self.value_size),
     }
 
-  def empty_cache(self, batch_size, max_length):
-    """Zeroed self-attention cache for ``max_length`` decoding steps."""
+  def empty_cache(self, batch_size):
+    """The self-attention cache before step 0: ``key`` [batch_size, h, 0,
+    d_k] and ``value`` [batch_size, h, 0, d_v]."""
     dtype = self.compute_dtype
-    shape = (batch_size, self.num_heads, max_length)
+    shape = (batch_size, self.num_heads, 0)
     return {"key": ops.zeros(shape + (self.key_size,), dtype),
             "value": ops.zeros(shape + (self.value_size,), dtype)}
 
@@ -147,11 +140,9 @@ class MultiHeadAttention(keras.layers.Layer):
     extra_logits = extra_values = None
     if cache is not None and step is not None:
       new = self.memory_cache(query)
-      cache = {"key": write_at(cache["key"], new["key"], step),
-               "value": write_at(cache["value"], new["value"], step)}
+      cache = {"key": append(cache["key"], new["key"]),
+               "value": append(cache["value"], new["value"])}
       kv = cache
-      position_bias = masks.cache_bias(step, ops.shape(cache["key"])[2])
-      bias = position_bias if bias is None else bias + position_bias
     elif cache is not None:
       kv = cache
     else:

@@ -20,8 +20,10 @@ inspection.
 
 ``state`` and ``cache`` are nested structures (dicts, lists, tuples) of
 tensors whose first axis is the batch: beam search repeats each row of
-``state`` once per beam, and a cache row belongs to one hypothesis. Their
-shapes must not change from step to step (the search runs in a
+``state`` once per beam, and a cache row belongs to one hypothesis. A cache
+tensor may grow from step to step along any axis but its last (the
+Transformer's self-attention keys and values grow by one position a step);
+its structure, dtypes and last axis stay fixed (the searches run in a
 ``tf.while_loop`` that exports).
 """
 

@@ -111,8 +111,8 @@ class Transformer(Seq2SeqModel):
 
   # -- incremental decoding (the contract of models.base) -------------------
   def init_cache(self, state, max_length):
-    """Encoder-decoder keys and values, empty self-attention caches of
-    ``max_length`` steps, and the source padding bias."""
+    """Encoder-decoder keys and values, empty self-attention caches (they
+    grow a position a step), and the source padding bias."""
     memory, memory_bias = state
     return {"layers": self.decoder.init_cache(memory, max_length),
             "memory_bias": memory_bias}
