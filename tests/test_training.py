@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+import tensorflow as tf
 from keras import ops
 
 import t2t_keras
@@ -33,6 +34,24 @@ def test_smoothed_loss_by_hand():
   assert float(loss) == pytest.approx(expected, rel=1e-5)
   plain, _ = smoothed_cross_entropy(logits, targets, 0.0)
   assert float(plain) == pytest.approx(-log_p[1], rel=1e-5)
+
+
+def test_smoothed_loss_gradient_by_hand():
+  """The loss's own gradient: softmax - (1 - eps) onehot - eps / V on real
+  tokens, 0 on padding."""
+  rng = np.random.RandomState(0)
+  logits = tf.constant(rng.randn(2, 3, 7).astype("float32") * 3)
+  targets = np.array([[4, 0, 6], [1, 2, 0]])
+  with tf.GradientTape() as tape:
+    tape.watch(logits)
+    loss, _ = smoothed_cross_entropy(logits, targets, 0.1)
+  grad = tape.gradient(loss, logits).numpy()
+  z = logits.numpy().astype("float64")
+  probs = np.exp(z - z.max(-1, keepdims=True))
+  probs /= probs.sum(-1, keepdims=True)
+  want = probs - 0.9 * np.eye(7)[targets] - 0.1 / 7
+  want *= (targets != 0)[..., None]
+  np.testing.assert_allclose(grad, want, atol=1e-6)
 
 
 COPY_HPARAMS = ("hidden_size=64,filter_size=256,batch_size=640,max_length=16,"
