@@ -157,3 +157,24 @@ def test_get_config_round_trip(make):
   serialized = keras.saving.serialize_keras_object(layer)
   assert keras.saving.deserialize_keras_object(serialized).get_config() == \
       config
+
+
+def test_dropout_rate_scale_and_fresh_masks():
+  x = np.ones((64, 512), "float32")
+  layer = layers.Dropout(0.1, seed=3)
+  assert (ops.convert_to_numpy(layer(x, training=False)) == x).all()
+  first = ops.convert_to_numpy(layer(x, training=True))
+  second = ops.convert_to_numpy(layer(x, training=True))
+  for out in (first, second):
+    dropped = (out == 0).mean()
+    assert abs(dropped - 0.1) < 0.005                     # 32,768 draws
+    kept = out[out != 0]
+    np.testing.assert_allclose(kept, 65536 / (65536 - 6554), rtol=1e-6)
+    assert abs(out.mean() - 1.0) < 0.01                   # unbiased
+  assert (first != second).any()                          # a new mask a call
+  # Bits pair up across the last axis: neighbours are independent.
+  both = ((first[:, 0::2] == 0) & (first[:, 1::2] == 0)).mean()
+  assert abs(both - 0.01) < 0.003
+  odd = ops.convert_to_numpy(layers.Dropout(0.5, seed=1)(
+      np.ones((8, 7), "float32"), training=True))          # Keras's path
+  assert set(np.unique(odd)) <= {0.0, 2.0}

@@ -6,6 +6,8 @@
 import keras
 from keras import ops
 
+from t2t_keras.layers.dropout import Dropout
+
 
 @keras.saving.register_keras_serializable(package="t2t_keras")
 class ScaledDotProductAttention(keras.layers.Layer):
@@ -42,7 +44,7 @@ class ScaledDotProductAttention(keras.layers.Layer):
   def __init__(self, dropout=0.0, **kwargs):
     super().__init__(**kwargs)
     self.dropout = float(dropout)
-    self._dropout_layer = keras.layers.Dropout(self.dropout)
+    self._dropout_layer = Dropout(self.dropout)
 
   def call(self, query, key, value, bias=None, extra_logits=None,
            extra_values=None, training=None, return_weights=False):

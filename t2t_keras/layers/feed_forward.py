@@ -5,6 +5,9 @@
 
 import keras
 
+from t2t_keras.layers.dropout import Dropout
+from t2t_keras.layers.rows import apply_to_rows
+
 
 @keras.saving.register_keras_serializable(package="t2t_keras")
 class PositionwiseFeedForward(keras.layers.Layer):
@@ -31,7 +34,7 @@ class PositionwiseFeedForward(keras.layers.Layer):
     self._inner = keras.layers.Dense(
         self.filter_size, activation="relu", name="inner",
         kernel_initializer=self.kernel_initializer, dtype=self.dtype_policy)
-    self._dropout = keras.layers.Dropout(self.relu_dropout)
+    self._dropout = Dropout(self.relu_dropout)
     self._outer = None
 
   def build(self, inputs_shape):
@@ -43,8 +46,9 @@ class PositionwiseFeedForward(keras.layers.Layer):
     self.built = True
 
   def call(self, inputs, training=None):
-    hidden = self._dropout(self._inner(inputs), training=training)
-    return self._outer(hidden)
+    hidden = apply_to_rows(self._inner, inputs)
+    hidden = self._dropout(hidden, training=training)
+    return apply_to_rows(self._outer, hidden)
 
   def get_config(self):
     config = super().get_config()

@@ -19,6 +19,7 @@ from keras import ops
 
 from t2t_keras.layers import attention_record
 from t2t_keras.layers.dot_product_attention import ScaledDotProductAttention
+from t2t_keras.layers.rows import apply_to_rows
 
 
 def append(cache, update):
@@ -112,8 +113,9 @@ class MultiHeadAttention(keras.layers.Layer):
     [batch, h, length, d_v].
     """
     return {
-        "key": self._split_heads(self._key_dense(memory), self.key_size),
-        "value": self._split_heads(self._value_dense(memory),
+        "key": self._split_heads(apply_to_rows(self._key_dense, memory),
+                                 self.key_size),
+        "value": self._split_heads(apply_to_rows(self._value_dense, memory),
                                    self.value_size),
     }
 
@@ -136,7 +138,8 @@ class MultiHeadAttention(keras.layers.Layer):
 
   def call(self, query, memory=None, bias=None, cache=None, step=None,
            training=None, return_weights=False):
-    q = self._split_heads(self._query_dense(query), self.key_size)
+    q = self._split_heads(apply_to_rows(self._query_dense, query),
+                          self.key_size)
     extra_logits = extra_values = None
     if cache is not None and step is not None:
       new = self.memory_cache(query)
@@ -158,7 +161,7 @@ class MultiHeadAttention(keras.layers.Layer):
     context, weights = context
     if attention_record.is_recording():
       attention_record.record(self, weights)
-    output = self._output_dense(self._merge_heads(context))
+    output = apply_to_rows(self._output_dense, self._merge_heads(context))
     results = (output,)
     if return_weights:
       results += (weights,)

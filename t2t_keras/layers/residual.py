@@ -8,6 +8,7 @@ LayerNorm at the top of the stack.
 import keras
 
 from t2t_keras.errors import UserError
+from t2t_keras.layers.dropout import Dropout
 
 NORM_POSITIONS = ("post", "pre")
 LAYER_NORM_EPSILON = 1e-6
@@ -38,7 +39,7 @@ class ResidualBlock(keras.layers.Layer):
       setattr(self, f"layer_norm_{i}", keras.layers.LayerNormalization(
           epsilon=LAYER_NORM_EPSILON, dtype=self.dtype_policy,
           name=f"layer_norm_{i}"))
-    self._residual_dropout = keras.layers.Dropout(self.dropout)
+    self._residual_dropout = Dropout(self.dropout)
 
   def residual_in(self, i, x):
     """The sub-layer's input: normalized first under pre-norm."""

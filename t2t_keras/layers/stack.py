@@ -2,6 +2,7 @@
 
 import keras
 
+from t2t_keras.layers.dropout import Dropout
 from t2t_keras.layers.positional_encoding import positional_layer
 from t2t_keras.layers.residual import LAYER_NORM_EPSILON
 from t2t_keras.layers.spec import make_layer
@@ -42,7 +43,7 @@ class Stack(keras.layers.Layer):
     self.layer_options = layer_options
     self.positions = positional_layer(pos, max_length, name="positions",
                                       dtype=self.dtype_policy)
-    self.input_dropout = keras.layers.Dropout(self.dropout)
+    self.input_dropout = Dropout(self.dropout)
     # One attribute per layer, not a list: Keras 3 does not expose lists of
     # layers to TensorFlow's object-based checkpoints.
     for i in range(self.num_layers):
