@@ -88,3 +88,18 @@ def test_train_step_does_not_retrace_across_shapes():
   assert trainer._update_step.experimental_get_tracing_count() == 1  # pylint: disable=protected-access
   assert trainer.step == 3
   assert ops.convert_to_numpy(trainer.optimizer.iterations) == 3
+
+
+def test_fused_adam_is_keras_adam():
+  from t2t_keras.training.optimizer import FusedAdam  # pylint: disable=g-import-not-at-top
+  import keras  # pylint: disable=g-import-not-at-top
+  results = []
+  for cls in (keras.optimizers.Adam, FusedAdam):
+    w = keras.Variable(np.arange(6, dtype="float32").reshape(2, 3))
+    opt = cls(learning_rate=0.01, beta_1=0.9, beta_2=0.98, epsilon=1e-9)
+    for i in range(3):
+      grad = np.random.RandomState(i).randn(2, 3).astype("float32")
+      opt.apply_gradients([(tf.constant(grad), w)])
+    results.append(w.numpy())
+  assert not np.allclose(results[1], np.arange(6).reshape(2, 3))
+  np.testing.assert_allclose(results[1], results[0], atol=1e-7)
