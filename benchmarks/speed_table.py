@@ -27,20 +27,22 @@ sys.path.insert(0, os.path.join(HERE, "speed"))
 
 import shapes  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-SYSTEMS = ("t2t_keras", "garden", "torch", "ctranslate2")
-LABELS = {"t2t_keras": "t2t_keras", "garden": "TF Model Garden",
+SYSTEMS = ("t2t_keras", "savedmodel", "garden", "torch", "ctranslate2")
+LABELS = {"t2t_keras": "t2t_keras", "savedmodel": "t2t_keras SavedModel",
+          "garden": "TF Model Garden",
           "torch": "PyTorch nn.Transformer", "ctranslate2": "CTranslate2"}
 ENVS = {"garden": "bench-garden", "torch": "bench-torch"}
-WORKERS = {"t2t_keras": "t2t_keras_worker.py", "ctranslate2":
-           "t2t_keras_worker.py", "garden": "garden_worker.py",
-           "torch": "torch_worker.py"}
+WORKERS = {"t2t_keras": "t2t_keras_worker.py", "savedmodel":
+           "t2t_keras_worker.py", "ctranslate2": "t2t_keras_worker.py",
+           "garden": "garden_worker.py", "torch": "torch_worker.py"}
 # (system, precision) rows; what each trains and decodes.
 ROWS = (("t2t_keras", "float32"), ("t2t_keras", "bfloat16"),
-        ("t2t_keras", "xla"), ("garden", "float32"), ("garden", "bfloat16"),
-        ("garden", "xla"), ("torch", "float32"), ("torch", "bfloat16"),
+        ("t2t_keras", "xla"), ("savedmodel", "float32"), ("garden", "float32"),
+        ("garden", "bfloat16"), ("garden", "xla"), ("torch", "float32"), ("torch", "bfloat16"),
         ("ctranslate2", "float32"), ("ctranslate2", "int8"))
 TRAINS = {"t2t_keras", "garden", "torch"}
 DECODES = {("t2t_keras", "float32"), ("t2t_keras", "bfloat16"),
+           ("savedmodel", "float32"),
            ("garden", "float32"), ("garden", "bfloat16"),
            ("ctranslate2", "float32"), ("ctranslate2", "int8")}
 
@@ -57,8 +59,8 @@ def run_worker(python, system, task, model, precision, steps, quick):
   command = [python, os.path.join(HERE, "speed", WORKERS[system]),
              f"--task={task}", f"--model={model}",
              f"--precision={precision}", f"--steps={steps}"]
-  if system == "ctranslate2":
-    command.append("--system=ctranslate2")
+  if system in ("savedmodel", "ctranslate2"):
+    command.append(f"--system={system}")
   if quick:
     command.append("--quick")
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
@@ -208,8 +210,12 @@ def ratios(results, models):
               f"{ours / theirs:.2f}x")
   ours = rate("t2t_keras", "float32", "beam", "sentences_per_s")
   theirs = rate("ctranslate2", "float32", "beam", "sentences_per_s")
+  exported = rate("savedmodel", "float32", "beam", "sentences_per_s")
   if ours and theirs:
     print(f"beam-4 float32: t2t_keras / CTranslate2 = {ours / theirs:.2f}x")
+  if exported and theirs:
+    print(f"beam-4 float32: t2t_keras SavedModel / CTranslate2 = "
+          f"{exported / theirs:.2f}x")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def test_speed_table_runs_at_toy_sizes(tmp_path):
   result = subprocess.run(
       [sys.executable, os.path.join(REPO, "benchmarks", "speed_table.py"),
-       "--quick", "--steps=1", "--systems=t2t_keras,garden,ctranslate2",
+       "--quick", "--steps=1",
+       "--systems=t2t_keras,savedmodel,garden,ctranslate2",
        f"--envs={tmp_path}"],
       capture_output=True, text=True, timeout=900, check=False)
   assert result.returncode == 0, result.stdout + result.stderr[-3000:]
@@ -27,10 +28,12 @@ def test_speed_table_runs_at_toy_sizes(tmp_path):
   for precision in ("float32", "bfloat16", "xla"):
     cells = [c.strip() for c in rows[("t2t_keras", precision)].split("|")]
     assert float(cells[3].replace(",", "")) > 0      # training tokens/s
-  for key in (("t2t_keras", "float32"), ("CTranslate2", "int8")):
+  for key in (("t2t_keras", "float32"), ("t2t_keras SavedModel", "float32"),
+              ("CTranslate2", "int8")):
     beam, greedy = [float(c) for c in rows[key].split("|")[-3:-1]]
     assert beam > 0 and greedy > 0
   assert "bash benchmarks/make_peer_envs.sh" in rows[
       ("TF Model Garden", "float32")]
   assert ("PyTorch nn.Transformer", "float32") not in rows
   assert "beam-4 float32: t2t_keras / CTranslate2 = " in result.stdout
+  assert "t2t_keras SavedModel / CTranslate2 = " in result.stdout

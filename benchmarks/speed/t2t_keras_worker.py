@@ -1,8 +1,11 @@
-"""speed_table.py's worker for t2t_keras (its Trainer, its beam search) and
-for CTranslate2 (the same random model exported with t2t-exporter's code).
+"""speed_table.py's worker for t2t_keras (its Trainer, its beam search),
+for its exported SavedModel (t2t-exporter's code, the ``decode_ids``
+signature TF Serving runs) and for CTranslate2 (the same random model
+exported with t2t-exporter's code).
 
   python benchmarks/speed/t2t_keras_worker.py --task train|beam|greedy
-      --model base|big|toy --precision float32|bfloat16|xla|int8 [--quick]
+      --model base|big|toy --precision float32|bfloat16|xla|int8
+      [--system t2t_keras|savedmodel|ctranslate2] [--quick]
 """
 
 import os
@@ -64,6 +67,39 @@ def decode_ours(args, s, inputs):
   return shapes.timed_steps(lambda: search(batch).numpy(), args.steps)
 
 
+class IdText(tf.Module):
+  """A stand-in vocabulary for the random model's export: a line is its
+  space-separated ids (the timed ``decode_ids`` signature never uses it)."""
+
+  def __init__(self):
+    super().__init__()
+    self.tf_tokenizer = self
+
+  def tokenize(self, lines):
+    return tf.strings.to_number(tf.strings.split(lines), tf.int32)
+
+  def tf_decode(self, ids):
+    return tf.strings.reduce_join(tf.strings.as_string(ids), axis=1,
+                                  separator=" ")
+
+
+def decode_savedmodel(args, s, inputs):
+  from t2t_keras.decoding.decoder import decode_hparams  # pylint: disable=g-import-not-at-top
+  from t2t_keras.export.exporter import export  # pylint: disable=g-import-not-at-top
+  policy = "mixed_bfloat16" if args.precision == "bfloat16" else "float32"
+  model, _ = build(args.model, s["vocab"], policy)
+  beam = shapes.BEAM if args.task == "beam" else 1
+  hparams = decode_hparams(
+      f"beam_size={beam},alpha={shapes.ALPHA},"
+      f"extra_length={s['output_length'] - s['decode_source_length']}")
+  with tempfile.TemporaryDirectory() as folder:
+    path = export(model, IdText(), hparams, folder, version=1)
+    signature = tf.saved_model.load(path).signatures["decode_ids"]
+    batch = tf.constant(inputs, tf.int32)
+    return shapes.timed_steps(
+        lambda: signature(input_ids=batch)["output_ids"].numpy(), args.steps)
+
+
 def decode_ct2(args, s, inputs):
   import ctranslate2  # pylint: disable=g-import-not-at-top
   from t2t_keras.decoding.decoder import decode_hparams  # pylint: disable=g-import-not-at-top
@@ -89,13 +125,15 @@ def decode_ct2(args, s, inputs):
 def main():
   args, s = shapes.worker_args(__doc__, ("train", "beam", "greedy"),
                                ("float32", "bfloat16", "xla", "int8"),
-                               systems=("t2t_keras", "ctranslate2"))
+                               systems=("t2t_keras", "savedmodel",
+                                        "ctranslate2"))
   if args.task == "train":
     return train(args, s)
   rng = np.random.RandomState(1)
   inputs = shapes.random_ids(rng, s["sentences"], s["decode_source_length"],
                              s["vocab"], eos_last=True)
-  decode = decode_ct2 if args.system == "ctranslate2" else decode_ours
+  decode = {"t2t_keras": decode_ours, "savedmodel": decode_savedmodel,
+            "ctranslate2": decode_ct2}[args.system]
   seconds = decode(args, s, inputs)
   shapes.emit(seconds_per_batch=seconds, sentences_per_s=len(inputs) / seconds)
 
