@@ -24,7 +24,7 @@ def analyze(hparams_set, vocab_size, hparams_overrides="", model=None,
             target_vocab_size=None, source_length=25, target_length=25,
             batch_tokens=PAPER_BATCH_TOKENS, steps=None,
             devices=PAPER_DEVICES, device_tflops=PAPER_DEVICE_TFLOPS,
-            extra_length=50, kernel_width=3, neighborhood=None):
+            kernel_width=3, neighborhood=None):
   """The report: parameters by part, FLOPs per token, the cost of a run
   (Table 2's estimate) and Table 1's rows. Lengths are per sentence;
   ``batch_tokens`` is the source tokens per step (as many target tokens
@@ -43,7 +43,7 @@ def analyze(hparams_set, vocab_size, hparams_overrides="", model=None,
   training = cost.training_flops(config, vocabs, source_length,
                                  target_length)
   decoding = cost.decoding_flops(config, vocabs, source_length,
-                                 source_length + extra_length)
+                                 target_length)
   sentences = batch_tokens / source_length
   per_step = cost.step_flops(config, vocabs, source_length, target_length,
                              sentences)
@@ -56,7 +56,7 @@ def analyze(hparams_set, vocab_size, hparams_overrides="", model=None,
       "config": config.to_dict(),
       "parameters": dict(parts, total=sum(parts.values())),
       "lengths": {"source": source_length, "target": target_length,
-                  "decoding_cache": source_length + extra_length},
+                  "decoded": target_length},
       "flops_per_token": {
           "forward": {"source": forward[0], "target": forward[1]},
           "training": {"source": training[0], "target": training[1]},
@@ -105,8 +105,8 @@ def format_report(report):
                     [[k, f"{v:,}"] for k, v in r["parameters"].items()]))
   lengths = r["lengths"]
   out += ["", f"FLOPs per token (matrix products; source length "
-          f"{lengths['source']}, target length {lengths['target']}, decoding "
-          f"cache {lengths['decoding_cache']})"]
+          f"{lengths['source']}, target length {lengths['target']}; decoding "
+          f"{lengths['decoded']} tokens, the cache growing a position a step)"]
   out.append(_table(
       ["", "forward", "training", "decoding"],
       [[side + " token"] + [_e(f[k][side]) for k in

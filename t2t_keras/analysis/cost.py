@@ -20,8 +20,9 @@ grow with them):
   encoder-decoder queries and attention (S wide), feed-forward, and the
   pre-softmax projection to the vocabulary.
 - decoding, per output token of one hypothesis: a decoder step with the
-  cache; self-attention spans the whole fixed-length cache (``cache_length``:
-  the source length plus ``extra_length``, as beam search allocates it).
+  cache; step t's self-attention spans the t + 1 positions decoded so far
+  (the cache grows a position a step), (T + 1) / 2 on average over an
+  output of T tokens.
 """
 
 import dataclasses
@@ -117,13 +118,14 @@ def training_flops(config, vocab_sizes, source_length, target_length):
                                             source_length, target_length))
 
 
-def decoding_flops(config, vocab_sizes, source_length, cache_length):
+def decoding_flops(config, vocab_sizes, source_length, output_length):
   """(per source token, per output token of one hypothesis) of cached
-  decoding: the source is encoded once; each step runs the decoder on one
-  token with self-attention over ``cache_length`` positions."""
+  decoding of ``output_length`` tokens: the source is encoded once; step t
+  runs the decoder on one token with self-attention over t + 1 positions,
+  (output_length + 1) / 2 on average."""
   per_source, _ = forward_flops(config, vocab_sizes, source_length, 1)
   _, per_step = forward_flops(config, vocab_sizes, source_length,
-                              cache_length)
+                              (output_length + 1) / 2)
   return per_source, per_step
 
 
