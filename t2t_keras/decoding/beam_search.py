@@ -158,7 +158,9 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
   batch, beam = tf.shape(inputs)[0], beam_size
   limits = tf.repeat(_limits(inputs, extra_length), beam)       # [batch*beam]
   max_length = tf.reduce_max(limits)
-  cache = model.init_beam_cache(model.encode(inputs), max_length, beam)
+  state = tf.nest.map_structure(lambda t: tf.repeat(t, beam, axis=0),
+                                model.encode(inputs))
+  cache = model.init_cache(state, max_length)
   sentence_limits = limits[::beam]                                 # [batch]
   best_possible_lp = length_penalty(sentence_limits, alpha)
 

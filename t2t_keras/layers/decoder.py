@@ -22,11 +22,7 @@ class DecoderLayer(TransformerBlock):
     self_bias: causal mask [1, 1, length, length] (full pass only).
     memory_bias: padding mask of the source [batch, 1, 1, source_length].
     cache: for one decoding step: {"self": {"key", "value"}, "cross":
-      {"key", "value"}} (see ``TransformerDecoder.init_cache``). The
-      encoder-decoder keys and values may have one row a sentence while
-      ``x`` has several (beam search's hypotheses, sentence-major): the
-      hypotheses of a sentence then attend as the query positions of one
-      row, and nothing is copied per hypothesis.
+      {"key", "value"}} (see ``TransformerDecoder.init_cache``).
     step: the position decoded, with ``cache``; then ``x`` has length 1.
   Returns:
     [batch, length, d_model]; with ``cache``, also the updated cache.
@@ -54,12 +50,8 @@ class DecoderLayer(TransformerBlock):
       y = self.cross_attention(query, memory, bias=memory_bias,
                                training=training)
     else:
-      rows, depth = keras.ops.shape(query)[0], keras.ops.shape(query)[-1]
-      sentences = keras.ops.shape(cache["cross"]["key"])[0]
-      grouped = keras.ops.reshape(query, (sentences, -1, depth))
-      y, _ = self.cross_attention(grouped, bias=memory_bias,
+      y, _ = self.cross_attention(query, bias=memory_bias,
                                   cache=cache["cross"], training=training)
-      y = keras.ops.reshape(y, (rows, 1, keras.ops.shape(y)[-1]))
     x = self.residual_out(1, x, y, training)
     y = self.feed_forward(self.residual_in(2, x), training=training)
     x = self.residual_out(2, x, y, training)
@@ -95,15 +87,14 @@ class TransformerDecoder(Stack):
                 training=training)
     return self.finish(x)
 
-  def init_cache(self, memory, max_length, beam_size=1):
-    """The decoding cache: per layer, an empty self-attention cache for
-    ``beam_size`` hypotheses a sentence (it grows by one position a step)
-    and the encoder-decoder keys and values of ``memory`` [batch,
-    source_length, d_model], computed once and kept once a sentence.
+  def init_cache(self, memory, max_length):
+    """The decoding cache: per layer, an empty self-attention cache (it
+    grows by one position a step) and the encoder-decoder keys and values
+    of ``memory`` [batch, source_length, d_model], computed once.
     ``max_length`` is not needed by the paper's layers (a variant's may)."""
     del max_length
-    rows = keras.ops.shape(memory)[0] * beam_size
-    return [{"self": layer.self_attention.empty_cache(rows),
+    batch = keras.ops.shape(memory)[0]
+    return [{"self": layer.self_attention.empty_cache(batch),
              "cross": layer.cross_attention.memory_cache(memory)}
             for layer in self.blocks]
 

@@ -15,18 +15,13 @@ target_length, target_vocab_size], position t predicting targets[:, t]
     logits, cache = model.decode_step(ids, step, cache)   # step = 0, 1, ...
     cache = model.reorder_cache(cache, indices)        # beam search only
 
-Beam search starts from ``init_beam_cache(state, max_length, beam_size)``
-(optional): by default ``init_cache`` of ``state`` with each row repeated
-once per beam; a model may keep parts computed from the source once a
-sentence instead (the Transformer's encoder-decoder keys and values).
-
 ``attention_layers()`` (optional) names the attention layers for
 inspection.
 
 ``state`` and ``cache`` are nested structures (dicts, lists, tuples) of
-tensors whose first axis is the batch: a cache row belongs to one
-hypothesis, except where ``init_beam_cache`` keeps a part once a sentence.
-A cache tensor may grow from step to step along any axis but its last (the
+tensors whose first axis is the batch: beam search repeats each row of
+``state`` once per beam, and a cache row belongs to one hypothesis. A cache
+tensor may grow from step to step along any axis but its last (the
 Transformer's self-attention keys and values grow by one position a step);
 its structure, dtypes and last axis stay fixed (the searches run in a
 ``tf.while_loop`` that exports).
@@ -71,16 +66,6 @@ class Seq2SeqModel(keras.Model):
       the new cache).
     """
     raise NotImplementedError
-
-  def init_beam_cache(self, state, max_length, beam_size):
-    """The cache of ``beam_size`` hypotheses a sentence of ``state``: row
-    ``b * beam_size + k`` is hypothesis k of sentence b. This default
-    repeats every row of ``state`` ``beam_size`` times; a model overrides it
-    to keep what the hypotheses of a sentence share once (its
-    ``decode_step`` and ``reorder_cache`` must then know those parts)."""
-    repeated = keras.tree.map_structure(
-        lambda t: ops.repeat(t, beam_size, axis=0), state)
-    return self.init_cache(repeated, max_length)
 
   def reorder_cache(self, cache, indices):
     """The cache whose row i is row ``indices[i]`` of ``cache``.

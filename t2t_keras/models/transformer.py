@@ -113,14 +113,8 @@ class Transformer(Seq2SeqModel):
   def init_cache(self, state, max_length):
     """Encoder-decoder keys and values, empty self-attention caches (they
     grow a position a step), and the source padding bias."""
-    return self.init_beam_cache(state, max_length, 1)
-
-  def init_beam_cache(self, state, max_length, beam_size):
-    """As ``init_cache`` with ``beam_size`` rows of self-attention cache a
-    sentence; the encoder-decoder keys and values and the padding bias stay
-    one a sentence (the decoder layers group the hypotheses onto them)."""
     memory, memory_bias = state
-    return {"layers": self.decoder.init_cache(memory, max_length, beam_size),
+    return {"layers": self.decoder.init_cache(memory, max_length),
             "memory_bias": memory_bias}
 
   def decode_step(self, ids, step, cache):
