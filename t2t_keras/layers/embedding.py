@@ -8,6 +8,8 @@ all three); embedded vectors are multiplied by sqrt(d_model).
 import keras
 from keras import ops
 
+from t2t_keras.layers.rows import apply_to_rows
+
 
 @keras.saving.register_keras_serializable(package="t2t_keras")
 class TokenEmbedding(keras.layers.Layer):
@@ -48,10 +50,8 @@ class TokenEmbedding(keras.layers.Layer):
       # transpose(W)) becomes a MatMul with transpose_b, 1.5x slower at
       # decoding's few rows (oneDNN, CPU); 2-D, so that its gradient is two
       # plain products.
-      rows = ops.reshape(inputs, (-1, self.hidden_size))
-      logits = ops.einsum("nd,vd->nv", rows, weights)
-      logits = ops.reshape(
-          logits, tuple(ops.shape(inputs)[:-1]) + (self.vocab_size,))
+      logits = apply_to_rows(
+          lambda rows: ops.einsum("nd,vd->nv", rows, weights), inputs)
       return ops.cast(logits, "float32")
     ids = inputs
     vectors = ops.take(self.embeddings, ops.cast(ids, "int32"), axis=0)

@@ -11,8 +11,9 @@ from keras import ops
 
 
 def apply_to_rows(layer, x):
-  """``layer`` (position-wise: acts on the last axis only) applied to
-  ``x`` [..., d] as one [rows, d] matrix; returns [..., d_out]."""
+  """``layer`` (a layer or function, position-wise: acts on the last axis
+  only) applied to ``x`` [..., d] as one [rows, d] matrix; returns
+  [..., d_out]."""
   shape = ops.shape(x)
   y = layer(ops.reshape(x, (-1, shape[-1])))
   return ops.reshape(y, tuple(shape[:-1]) + (ops.shape(y)[-1],))
