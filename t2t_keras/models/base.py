@@ -20,7 +20,10 @@ inspection.
 
 ``state`` and ``cache`` are nested structures (dicts, lists, tuples) of
 tensors whose first axis is the batch: beam search repeats each row of
-``state`` once per beam, and a cache row belongs to one hypothesis. A cache
+``state`` once per beam, and a cache row belongs to one hypothesis (a model
+that overrides ``reorder_cache`` may also keep tensors of other shapes in
+its cache, computed once a batch, that its ``reorder_cache`` leaves alone:
+the Transformer keeps its transposed pre-softmax matrix there). A cache
 tensor may grow from step to step along any axis but its last (the
 Transformer's self-attention keys and values grow by one position a step);
 its structure, dtypes and last axis stay fixed (the searches run in a

@@ -112,20 +112,26 @@ class Transformer(Seq2SeqModel):
   # -- incremental decoding (the contract of models.base) -------------------
   def init_cache(self, state, max_length):
     """Encoder-decoder keys and values, empty self-attention caches (they
-    grow a position a step), and the source padding bias."""
+    grow a position a step), the source padding bias, and the pre-softmax
+    matrix transposed once a batch ([d_model, vocab]; see
+    ``TokenEmbedding.transposed``: not a per-row tensor, so
+    ``reorder_cache`` leaves it alone)."""
     memory, memory_bias = state
     return {"layers": self.decoder.init_cache(memory, max_length),
-            "memory_bias": memory_bias}
+            "memory_bias": memory_bias,
+            "softmax_kernel": self.softmax_weights.transposed()}
 
   def decode_step(self, ids, step, cache):
     x = self.target_embedding(ops.reshape(ids, (-1, 1)))
     x, layers = self.decoder.step(x, step, cache["layers"],
                                   memory_bias=cache["memory_bias"])
-    logits = self.softmax_weights(x, reverse=True)[:, 0]
-    return logits, {"layers": layers, "memory_bias": cache["memory_bias"]}
+    logits = self.softmax_weights(x, reverse=True,
+                                  transposed=cache["softmax_kernel"])[:, 0]
+    return logits, dict(cache, layers=layers)
 
   def reorder_cache(self, cache, indices):
-    """Only the self-attention caches differ between hypotheses."""
+    """Only the self-attention caches differ between hypotheses (the rest
+    comes from the source sentence or the weights)."""
     return dict(cache, layers=self.decoder.reorder_cache(cache["layers"],
                                                          indices))
 
