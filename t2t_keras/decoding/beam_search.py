@@ -50,6 +50,18 @@ def _loop(cond, body, start):
   return tf.while_loop(cond, body, start, shape_invariants=invariants)
 
 
+def _own_copy(state):
+  """``state`` through a tf.repeat(..., 1): the same values, from an op that
+  TensorFlow's graph rewriter keeps. Where a tensor that the encoder uses
+  (its padding bias) also enters the decoding loop unchanged, Grappler
+  (TF 2.21, CPU; any one of its remapping, arithmetic and dependency
+  optimizations off avoids it) can leave the function's outputs unset: a
+  1-layer Transformer's greedy search in a tf.function then returned empty
+  float32 tensors. Beam search's repeat per beam already avoids it;
+  ``tests/test_beam_search.py`` checks both searches in a function."""
+  return tf.nest.map_structure(lambda t: tf.repeat(t, 1, axis=0), state)
+
+
 def _step_logits(model, ids, step, cache):
   """float32 logits of the next token with padding never produced.
   ids: [n]. Returns (logits [n, vocab], cache)."""
@@ -107,7 +119,7 @@ def token_by_token(model, inputs, choose, extra_length=EXTRA_LENGTH):
   batch = tf.shape(inputs)[0]
   limits = _limits(inputs, extra_length)
   max_length = tf.reduce_max(limits)
-  cache = model.init_cache(model.encode(inputs), max_length)
+  cache = model.init_cache(_own_copy(model.encode(inputs)), max_length)
 
   def body(step, previous, done, ids, score, cache):
     log_probs, cache = _step_log_probs(model, previous, step, cache, limits)
