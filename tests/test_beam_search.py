@@ -121,7 +121,7 @@ def test_search_in_a_function_with_unknown_shapes_equals_eager(beam):
   """As t2t-decoder and the dev-BLEU decoder run it: a tf.function over
   [None, None] ids (the caches' shapes are then all dynamic). Greedy search
   on this 1-layer model returned empty float32 tensors from a Grappler
-  fault before ``beam_search._own_copy``."""
+  fault before ``beam_search._per_hypothesis`` repeated its state."""
   import keras  # pylint: disable=g-import-not-at-top
   from t2t_keras.decoding.decoder import decode_hparams  # pylint: disable=g-import-not-at-top
   from t2t_keras.decoding.search import search_function  # pylint: disable=g-import-not-at-top

@@ -50,16 +50,19 @@ def _loop(cond, body, start):
   return tf.while_loop(cond, body, start, shape_invariants=invariants)
 
 
-def _own_copy(state):
-  """``state`` through a tf.repeat(..., 1): the same values, from an op that
-  TensorFlow's graph rewriter keeps. Where a tensor that the encoder uses
-  (its padding bias) also enters the decoding loop unchanged, Grappler
-  (TF 2.21, CPU; any one of its remapping, arithmetic and dependency
-  optimizations off avoids it) can leave the function's outputs unset: a
-  1-layer Transformer's greedy search in a tf.function then returned empty
-  float32 tensors. Beam search's repeat per beam already avoids it;
-  ``tests/test_beam_search.py`` checks both searches in a function."""
-  return tf.nest.map_structure(lambda t: tf.repeat(t, 1, axis=0), state)
+def _per_hypothesis(state, hypotheses):
+  """Each row of the encoder ``state`` repeated ``hypotheses`` times (beam
+  search's beams; 1 for greedy search and sampling).
+
+  The repeat stays even for 1: where a tensor that the encoder uses (its
+  padding bias) entered the decoding loop unchanged, TensorFlow's graph
+  rewriter (TF 2.21, CPU; any one of its remapping, arithmetic and
+  dependency optimizations off avoids it) could leave a tf.function's
+  outputs unset (a 1-layer Transformer's greedy search returned empty
+  float32 tensors; ``tests/test_beam_search.py`` checks both searches in a
+  function). An identity does not help: it is rewritten away."""
+  return tf.nest.map_structure(
+      lambda t: tf.repeat(t, hypotheses, axis=0), state)
 
 
 def _step_logits(model, ids, step, cache):
@@ -119,7 +122,8 @@ def token_by_token(model, inputs, choose, extra_length=EXTRA_LENGTH):
   batch = tf.shape(inputs)[0]
   limits = _limits(inputs, extra_length)
   max_length = tf.reduce_max(limits)
-  cache = model.init_cache(_own_copy(model.encode(inputs)), max_length)
+  cache = model.init_cache(_per_hypothesis(model.encode(inputs), 1),
+                           max_length)
 
   def body(step, previous, done, ids, score, cache):
     log_probs, cache = _step_log_probs(model, previous, step, cache, limits)
@@ -170,8 +174,7 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
   batch, beam = tf.shape(inputs)[0], beam_size
   limits = tf.repeat(_limits(inputs, extra_length), beam)       # [batch*beam]
   max_length = tf.reduce_max(limits)
-  state = tf.nest.map_structure(lambda t: tf.repeat(t, beam, axis=0),
-                                model.encode(inputs))
+  state = _per_hypothesis(model.encode(inputs), beam)
   cache = model.init_cache(state, max_length)
   sentence_limits = limits[::beam]                                 # [batch]
   best_possible_lp = length_penalty(sentence_limits, alpha)
