@@ -178,3 +178,36 @@ def test_dropout_rate_scale_and_fresh_masks():
   odd = ops.convert_to_numpy(layers.Dropout(0.5, seed=1)(
       np.ones((8, 7), "float32"), training=True))          # Keras's path
   assert set(np.unique(odd)) <= {0.0, 2.0}
+
+
+@pytest.mark.parametrize("policy", ["float32", "mixed_bfloat16"])
+@pytest.mark.parametrize("make, shape", [
+    (lambda p, ours: (layers.LayerNormalization if ours else
+                      keras.layers.LayerNormalization)(epsilon=1e-6, dtype=p),
+     (3, 5, 16)),
+    (lambda p, ours: (layers.Dense if ours else keras.layers.Dense)(
+        7, activation="relu", dtype=p), (15, 16)),
+    (lambda p, ours: (layers.Dense if ours else keras.layers.Dense)(
+        7, dtype=p), (15, 16)),
+])
+def test_written_out_gradients_are_keras_layers(make, shape, policy):
+  """LayerNormalization and Dense (their own gradients on TensorFlow) give
+  Keras's outputs and gradients, for the input and every weight."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  dtype = "float32" if policy == "float32" else "bfloat16"
+  x = tf.constant(np.random.RandomState(0).randn(*shape) * 3 + 1, dtype)
+  results = []
+  for ours in (False, True):
+    layer = make(policy, ours)
+    layer.build(shape)
+    for i, weight in enumerate(layer.weights):
+      weight.assign(np.random.RandomState(i).randn(*weight.shape))
+    with tf.GradientTape() as tape:
+      tape.watch(x)
+      y = layer(x, training=True)
+      up = tf.constant(np.random.RandomState(1).randn(*y.shape), "float32")
+      loss = tf.reduce_sum(tf.cast(y, "float32") * up)
+    grads = tape.gradient(loss, [x] + [w.value for w in layer.weights])
+    results.append([np.asarray(tf.cast(t, "float32")) for t in [y] + grads])
+  for keras_value, our_value in zip(*results):
+    np.testing.assert_allclose(our_value, keras_value, rtol=2e-5, atol=2e-5)

@@ -6,6 +6,7 @@
 import keras
 
 from t2t_keras.layers.dropout import Dropout
+from t2t_keras.layers.dense import Dense
 from t2t_keras.layers.rows import apply_to_rows
 
 
@@ -31,14 +32,14 @@ class PositionwiseFeedForward(keras.layers.Layer):
     self.output_size = output_size
     self.relu_dropout = float(relu_dropout)
     self.kernel_initializer = keras.initializers.get(kernel_initializer)
-    self._inner = keras.layers.Dense(
+    self._inner = Dense(
         self.filter_size, activation="relu", name="inner",
         kernel_initializer=self.kernel_initializer, dtype=self.dtype_policy)
     self._dropout = Dropout(self.relu_dropout)
     self._outer = None
 
   def build(self, inputs_shape):
-    self._outer = keras.layers.Dense(
+    self._outer = Dense(
         self.output_size or inputs_shape[-1], name="outer",
         kernel_initializer=self.kernel_initializer, dtype=self.dtype_policy)
     self._inner.build(inputs_shape)

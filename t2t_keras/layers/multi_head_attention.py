@@ -19,6 +19,7 @@ from keras import ops
 
 from t2t_keras.layers import attention_record
 from t2t_keras.layers.dot_product_attention import ScaledDotProductAttention
+from t2t_keras.layers.dense import Dense
 from t2t_keras.layers.rows import apply_to_rows
 
 
@@ -71,11 +72,11 @@ class MultiHeadAttention(keras.layers.Layer):
     dense = dict(kernel_initializer=self.kernel_initializer,
                  dtype=self.dtype_policy)
     h = self.num_heads
-    self._query_dense = keras.layers.Dense(h * self.key_size, name="query",
+    self._query_dense = Dense(h * self.key_size, name="query",
                                            **dense)
-    self._key_dense = keras.layers.Dense(h * self.key_size, name="key",
+    self._key_dense = Dense(h * self.key_size, name="key",
                                          **dense)
-    self._value_dense = keras.layers.Dense(h * self.value_size, name="value",
+    self._value_dense = Dense(h * self.value_size, name="value",
                                            **dense)
     self._output_dense = None
     self._attention = ScaledDotProductAttention(
@@ -84,7 +85,7 @@ class MultiHeadAttention(keras.layers.Layer):
   def build(self, query_shape, memory_shape=None):
     memory_shape = memory_shape or query_shape
     out = self.output_size or query_shape[-1]
-    self._output_dense = keras.layers.Dense(
+    self._output_dense = Dense(
         out, kernel_initializer=self.kernel_initializer,
         dtype=self.dtype_policy, name="output")
     self._query_dense.build(query_shape)

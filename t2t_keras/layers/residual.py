@@ -9,6 +9,7 @@ import keras
 
 from t2t_keras.errors import UserError
 from t2t_keras.layers.dropout import Dropout
+from t2t_keras.layers.layer_norm import LayerNormalization
 
 NORM_POSITIONS = ("post", "pre")
 LAYER_NORM_EPSILON = 1e-6
@@ -36,7 +37,7 @@ class ResidualBlock(keras.layers.Layer):
     # One attribute per LayerNorm, not a list: Keras 3 does not expose lists
     # of layers to TensorFlow's object-based checkpoints.
     for i in range(num_sublayers):
-      setattr(self, f"layer_norm_{i}", keras.layers.LayerNormalization(
+      setattr(self, f"layer_norm_{i}", LayerNormalization(
           epsilon=LAYER_NORM_EPSILON, dtype=self.dtype_policy,
           name=f"layer_norm_{i}"))
     self._residual_dropout = Dropout(self.dropout)

@@ -3,6 +3,7 @@
 import keras
 
 from t2t_keras.layers.dropout import Dropout
+from t2t_keras.layers.layer_norm import LayerNormalization
 from t2t_keras.layers.positional_encoding import positional_layer
 from t2t_keras.layers.residual import LAYER_NORM_EPSILON
 from t2t_keras.layers.spec import make_layer
@@ -52,7 +53,7 @@ class Stack(keras.layers.Layer):
           norm_position=norm_position, dtype=self.dtype_policy,
           name=f"layer_{i}", **layer_options))
     self.final_norm = (
-        keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON,
+        LayerNormalization(epsilon=LAYER_NORM_EPSILON,
                                         dtype=self.dtype_policy,
                                         name="final_layer_norm")
         if norm_position == "pre" else None)
