@@ -3,7 +3,7 @@ backward pass on TensorFlow's CPU kernels is faster.
 
 Autodiff of ``y = x W`` computes the input's gradient as ``dy W^T`` with a
 ``transpose_b`` product. At the base model's shapes oneDNN's float32
-``transpose_b`` kernel is slow (d_model = 512: 20-25% slower than the same
+``transpose_b`` kernel is slow (d_model = 512: 8-22% slower than the same
 product on a transposed copy of W), and Grappler folds an explicit
 ``tf.transpose`` back into ``transpose_b``. Here the gradient multiplies by
 a copy of W transposed with ``tf.einsum`` (which Grappler leaves alone): one

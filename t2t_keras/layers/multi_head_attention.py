@@ -72,12 +72,9 @@ class MultiHeadAttention(keras.layers.Layer):
     dense = dict(kernel_initializer=self.kernel_initializer,
                  dtype=self.dtype_policy)
     h = self.num_heads
-    self._query_dense = Dense(h * self.key_size, name="query",
-                                           **dense)
-    self._key_dense = Dense(h * self.key_size, name="key",
-                                         **dense)
-    self._value_dense = Dense(h * self.value_size, name="value",
-                                           **dense)
+    self._query_dense = Dense(h * self.key_size, name="query", **dense)
+    self._key_dense = Dense(h * self.key_size, name="key", **dense)
+    self._value_dense = Dense(h * self.value_size, name="value", **dense)
     self._output_dense = None
     self._attention = ScaledDotProductAttention(
         self.dropout, dtype=self.dtype_policy, name="attention")
