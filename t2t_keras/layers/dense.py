@@ -22,15 +22,13 @@ def _tf_dense(x, kernel, bias, relu):
   transposed copy of kernel."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
-  def forward(x, kernel, *bias):
+  @tf.custom_gradient
+  def dense(x, kernel, *bias):
     y = tf.matmul(x, kernel)
     if bias:
       y = tf.nn.bias_add(y, bias[0])
-    return tf.nn.relu(y) if relu else y
-
-  @tf.custom_gradient
-  def dense(x, kernel, *bias):
-    y = forward(x, kernel, *bias)
+    if relu:
+      y = tf.nn.relu(y)
 
     def grad(dy):
       if relu:
