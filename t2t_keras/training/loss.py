@@ -79,3 +79,9 @@ def smoothed_cross_entropy(logits, targets, label_smoothing, pad_id=0):
                                 float(label_smoothing))
   weights = ops.cast(ops.not_equal(targets, pad_id), "float32")
   return ops.sum(per_token * weights), ops.sum(weights)
+
+
+def count_tokens(targets, pad_id=0):
+  """The number of real tokens in int ``targets`` [batch, length] (float32
+  scalar), as ``smoothed_cross_entropy`` counts them."""
+  return ops.sum(ops.cast(ops.not_equal(targets, pad_id), "float32"))

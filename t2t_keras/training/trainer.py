@@ -21,7 +21,7 @@ from t2t_keras.errors import UserError
 from t2t_keras.logs import log_line
 from t2t_keras.training.checkpoints import Checkpointer
 from t2t_keras.training.config import CheckpointPolicy
-from t2t_keras.training.loss import smoothed_cross_entropy
+from t2t_keras.training.loss import count_tokens, smoothed_cross_entropy
 from t2t_keras.training.optimizer import optimizer_from_hparams
 
 _FEATURE_SPEC = {"inputs": tf.TensorSpec([None, None], tf.int64),
@@ -139,21 +139,21 @@ class Trainer:
       return tuple(self.strategy.reduce(_SUM, r, axis=None) for r in results)
     return step
 
-  def _loss_and_grads(self, features):
+  def _loss_and_grads(self, features, divisor=1.0):
+    """(loss_sum, tokens, gradients of loss_sum / divisor)."""
     with tf.GradientTape() as tape:
       logits = self.model(features, training=True)
       loss_sum, tokens = smoothed_cross_entropy(
           logits, features["targets"], self.hparams.label_smoothing)
-      scaled = self.optimizer.scale_loss(loss_sum)
+      scaled = self.optimizer.scale_loss(loss_sum / divisor)
     grads = tape.gradient(scaled, self.model.trainable_variables)
     return loss_sum, tokens, grads
 
-  def _apply(self, grads, global_tokens):
-    """Sums this replica's unnormalized gradients over all replicas, divides
-    by the global token count, applies them; returns their global norm
+  def _apply(self, grads):
+    """Sums this replica's gradients (already divided by the global token
+    count) over all replicas and applies them; returns their global norm
     (of the unscaled gradients under float16 loss scaling)."""
     grads = _all_reduce_sum(grads)
-    grads = [g / tf.cast(global_tokens, g.dtype) for g in grads]
     norm = tf.linalg.global_norm(grads)
     # Under float16 the gradients are of the scaled loss: report the norm of
     # the true gradients (read the scale before the update changes it).
@@ -164,9 +164,12 @@ class Trainer:
     return norm
 
   def _replica_update(self, features):
-    loss_sum, tokens, grads = self._loss_and_grads(features)
-    global_tokens = tf.maximum(_all_reduce_sum(tokens), 1.0)
-    norm = self._apply(grads, global_tokens)
+    # The global token count is known before the backward pass: the loss is
+    # divided by it, not every gradient after (one pass over all of them).
+    global_tokens = tf.maximum(
+        _all_reduce_sum(count_tokens(features["targets"])), 1.0)
+    loss_sum, tokens, grads = self._loss_and_grads(features, global_tokens)
+    norm = self._apply(grads)
     return loss_sum, tokens, norm / self.strategy.num_replicas_in_sync
 
   def _replica_accumulate(self, features):
@@ -179,8 +182,8 @@ class Trainer:
   def _replica_apply(self):
     global_tokens = tf.maximum(
         _all_reduce_sum(self._accumulated_tokens.read_value()), 1.0)
-    norm = self._apply([a.read_value() for a in self._accumulators],
-                       global_tokens)
+    norm = self._apply([a.read_value() / global_tokens
+                        for a in self._accumulators])
     for accumulator in self._accumulators:
       accumulator.assign(tf.zeros_like(accumulator))
     self._accumulated_tokens.assign(0.0)
