@@ -9,14 +9,22 @@ their own environments, made by ``bash benchmarks/make_peer_envs.sh``; a
 missing one is reported, not fatal. CTranslate2 is the package's [ct2]
 extra and decodes our random model, exported with t2t-exporter's code.
 
+With ``--rounds N`` the measurements the targets compare (training of ours
+and Model Garden at both precisions, beam-4 of ours, its SavedModel and
+CTranslate2 float32) are repeated N times, each pair back to back: a cell
+is the median over rounds and a ratio the median of the rounds' ratios,
+printed with all of them (this machine drifts by several percent within
+minutes, so one round's ratio is one draw).
+
 Usage: python benchmarks/speed_table.py [--models base,big] [--steps 10]
-         [--big_steps 3] [--envs ~/.cache/t2t_keras] [--systems ...]
-         [--quick]
+         [--big_steps 3] [--rounds 1] [--envs ~/.cache/t2t_keras]
+         [--systems ...] [--quick]
 """
 
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -45,6 +53,12 @@ DECODES = {("t2t_keras", "float32"), ("t2t_keras", "bfloat16"),
            ("savedmodel", "float32"),
            ("garden", "float32"), ("garden", "bfloat16"),
            ("ctranslate2", "float32"), ("ctranslate2", "int8")}
+# What the targets compare, in the order later rounds run them (each pair
+# back to back): (system, precision, task); "train" is per model.
+REPEATED = (("t2t_keras", "float32", "train"), ("garden", "float32", "train"),
+            ("t2t_keras", "bfloat16", "train"), ("garden", "bfloat16", "train"),
+            ("t2t_keras", "float32", "beam"), ("savedmodel", "float32", "beam"),
+            ("ctranslate2", "float32", "beam"))
 
 
 def python_of(system, envs):
@@ -104,6 +118,38 @@ def model_flops(model, s):
                          s["target_length"], s["batch"])
 
 
+def speed_of(result):
+  """A worker result's speed (tokens/s or sentences/s), or None."""
+  if not result or "error" in result:
+    return None
+  return result.get("tokens_per_s", result.get("sentences_per_s"))
+
+
+def median_result(rounds):
+  """The result of median speed among one measurement's rounds (a failed
+  round fails the measurement; with an even count, the lower middle)."""
+  failed = [r for r in rounds if speed_of(r) is None]
+  if failed:
+    return failed[0]
+  ranked = sorted(rounds, key=speed_of)
+  return ranked[(len(ranked) - 1) // 2]
+
+
+def ratio_text(ours, theirs):
+  """``ours`` / ``theirs`` (lists of per-round results, paired by round):
+  the median of the per-round ratios, with all of them when more than one;
+  None where a round is missing or failed."""
+  pairs = [(speed_of(a), speed_of(b)) for a, b in zip(ours, theirs)]
+  if not pairs or any(a is None or not b for a, b in pairs):
+    return None
+  values = sorted(a / b for a, b in pairs)
+  text = f"{statistics.median(values):.2f}x"
+  if len(values) > 1:
+    text += (f" (median of {len(values)} rounds: "
+             + ", ".join(f"{v:.2f}x" for v in values) + ")")
+  return text
+
+
 def cell(result, key, fmt="{:,.0f}"):
   if result is None:
     return "-"
@@ -120,6 +166,8 @@ def main():
                       help="timed training steps or decoding batches (median)")
   parser.add_argument("--big_steps", type=int, default=3,
                       help="timed steps for the big model (about 3x slower)")
+  parser.add_argument("--rounds", type=int, default=1,
+                      help="repeat what the targets compare this many times")
   parser.add_argument("--envs", default=os.environ.get(
       "T2T_KERAS_CACHE", os.path.expanduser("~/.cache/t2t_keras")))
   parser.add_argument("--quick", action="store_true",
@@ -129,6 +177,8 @@ def main():
   models = ["toy"] if args.quick else args.models.split(",")
   systems = args.systems.split(",")
   peaks = matmul_peaks(256 if args.quick else 4096)
+  rounds_note = (f"what the targets compare: median of {args.rounds} "
+                 f"rounds; " if args.rounds > 1 else "")
   cpu = "unknown CPU"
   if os.path.exists("/proc/cpuinfo"):
     with open("/proc/cpuinfo", encoding="utf-8") as f:
@@ -140,28 +190,44 @@ def main():
         f"({args.big_steps} for big); decoding: {s['sentences']} sentences "
         f"of {s['decode_source_length']} tokens, at most "
         f"{s['output_length']} output tokens, beam 4 (alpha 0.6) or greedy; "
-        f"matmul peak (4096^3, TensorFlow): float32 "
+        f"{rounds_note}matmul peak (4096^3, TensorFlow): float32 "
         f"{peaks['float32'] / 1e9:,.0f}, bfloat16 "
         f"{peaks['bfloat16'] / 1e9:,.0f} GFLOP/s", flush=True)
-  results = {}
+  # (system, precision) -> {key: [result per round]}; key is ("train",
+  # model), "beam" or "greedy".
+  measured = {}
+
+  def measure(system, precision, key):
+    python = python_of(system, args.envs)
+    task, model = key if isinstance(key, tuple) else (key, models[0])
+    steps = args.big_steps if model == "big" else args.steps
+    measured[(system, precision)].setdefault(key, []).append(run_worker(
+        python, system, task, model, precision, steps, args.quick))
+
   for system, precision in ROWS:
     if system not in systems:
       continue
-    python = python_of(system, args.envs)
-    if python is None:
-      results[(system, precision)] = {"missing": True}
+    if python_of(system, args.envs) is None:
+      measured[(system, precision)] = {"missing": True}
       continue
-    row = results[(system, precision)] = {}
+    measured[(system, precision)] = {}
     if system in TRAINS:
       for model in models:
-        steps = args.big_steps if model == "big" else args.steps
-        row[("train", model)] = run_worker(python, system, "train", model,
-                                           precision, steps, args.quick)
+        measure(system, precision, ("train", model))
     if (system, precision) in DECODES:
       for task in ("beam", "greedy"):
-        row[task] = run_worker(python, system, task, models[0], precision,
-                               args.steps, args.quick)
+        measure(system, precision, task)
     print(f"  measured {system} {precision}", file=sys.stderr, flush=True)
+  for round_index in range(1, args.rounds):
+    for system, precision, task in REPEATED:
+      if "missing" in measured.get((system, precision), {"missing": True}):
+        continue
+      for key in [("train", m) for m in models] if task == "train" else [task]:
+        measure(system, precision, key)
+    print(f"  round {round_index + 1} measured", file=sys.stderr, flush=True)
+  results = {row: (kinds if "missing" in kinds else
+                   {key: median_result(rounds) for key, rounds in kinds.items()})
+             for row, kinds in measured.items()}
   flops = {model: model_flops(model, s) for model in models}
   header = ["system", "precision"]
   for model in models:
@@ -188,7 +254,7 @@ def main():
     cells.append(cell(row.get("beam"), "sentences_per_s", "{:.1f}"))
     cells.append(cell(row.get("greedy"), "sentences_per_s", "{:.1f}"))
     print("| " + " | ".join(cells) + " |", flush=True)
-  ratios(results, models)
+  ratios(measured, models)
   failures = [(k, v) for k, row in results.items() for v in row.values()
               if isinstance(v, dict) and "error" in v]
   for (system, precision), result in failures:
@@ -196,26 +262,23 @@ def main():
   return 1 if failures else 0
 
 
-def ratios(results, models):
-  """Ours against the peers, as the targets are stated."""
-  def rate(system, precision, key, field):
-    result = results.get((system, precision), {}).get(key) or {}
-    return result.get(field)
+def ratios(measured, models):
+  """Ours against the peers, as the targets are stated (round by round)."""
+  def rounds(system, precision, key):
+    return measured.get((system, precision), {}).get(key) or []
   for model in models:
     for precision in ("float32", "bfloat16"):
-      ours = rate("t2t_keras", precision, ("train", model), "tokens_per_s")
-      theirs = rate("garden", precision, ("train", model), "tokens_per_s")
-      if ours and theirs:
+      text = ratio_text(rounds("t2t_keras", precision, ("train", model)),
+                        rounds("garden", precision, ("train", model)))
+      if text:
         print(f"training {model} {precision}: t2t_keras / Model Garden = "
-              f"{ours / theirs:.2f}x")
-  ours = rate("t2t_keras", "float32", "beam", "sentences_per_s")
-  theirs = rate("ctranslate2", "float32", "beam", "sentences_per_s")
-  exported = rate("savedmodel", "float32", "beam", "sentences_per_s")
-  if ours and theirs:
-    print(f"beam-4 float32: t2t_keras / CTranslate2 = {ours / theirs:.2f}x")
-  if exported and theirs:
-    print(f"beam-4 float32: t2t_keras SavedModel / CTranslate2 = "
-          f"{exported / theirs:.2f}x")
+              f"{text}")
+  theirs = rounds("ctranslate2", "float32", "beam")
+  for system, label in (("t2t_keras", "t2t_keras"),
+                        ("savedmodel", "t2t_keras SavedModel")):
+    text = ratio_text(rounds(system, "float32", "beam"), theirs)
+    if text:
+      print(f"beam-4 float32: {label} / CTranslate2 = {text}")
 
 
 if __name__ == "__main__":

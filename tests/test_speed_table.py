@@ -37,3 +37,32 @@ def test_speed_table_runs_at_toy_sizes(tmp_path):
   assert ("PyTorch nn.Transformer", "float32") not in rows
   assert "beam-4 float32: t2t_keras / CTranslate2 = " in result.stdout
   assert "t2t_keras SavedModel / CTranslate2 = " in result.stdout
+
+
+def _speed_table():
+  spec = importlib.util.spec_from_file_location(
+      "speed_table", os.path.join(REPO, "benchmarks", "speed_table.py"))
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
+
+
+def test_rounds_give_median_cells_and_median_paired_ratios():
+  table = _speed_table()
+  ours = [{"tokens_per_s": v, "peak_rss_gb": g}
+          for v, g in ((1200.0, 4.1), (1000.0, 4.2), (1100.0, 4.3))]
+  theirs = [{"tokens_per_s": v} for v in (1000.0, 800.0, 1000.0)]
+  # The cell is the round of median speed, with that round's memory.
+  assert table.median_result(ours) == {"tokens_per_s": 1100.0,
+                                       "peak_rss_gb": 4.3}
+  assert table.median_result(ours[:2])["tokens_per_s"] == 1000.0
+  # Ratios pair rounds (1.20, 1.25, 1.10), not medians (1100 / 1000).
+  assert table.ratio_text(ours, theirs) == (
+      "1.20x (median of 3 rounds: 1.10x, 1.20x, 1.25x)")
+  assert table.ratio_text(ours[:1], theirs[:1]) == "1.20x"
+  failed = {"error": "out of memory"}
+  assert table.median_result(ours + [failed]) == failed
+  assert table.ratio_text(ours, theirs[:2] + [failed]) is None
+  decoding = [{"sentences_per_s": 20.0}, {"sentences_per_s": 24.0}]
+  assert table.ratio_text(decoding, decoding[::-1]) == (
+      "1.02x (median of 2 rounds: 0.83x, 1.20x)")
