@@ -2,11 +2,13 @@
 
 One update = ``gradient_accumulation_steps`` micro-batches on every replica.
 The loss of an update is the label-smoothed cross-entropy averaged over the
-non-padding target tokens of all of them together: each replica adds up its
+non-padding target tokens of all of them together, so k accumulated
+micro-batches on r replicas give the same update as one batch k * r times
+larger (not an average of per-replica or per-micro-batch means). Without
+accumulation the global count is summed before the backward pass and each
+replica's loss sum divided by it; with accumulation each replica adds up
 unnormalized gradients and token counts, and the update divides by the
-global count, so k accumulated micro-batches on r replicas give the same
-update as one batch k * r times larger (not an average of per-replica or
-per-micro-batch means).
+global count.
 
 Steps are tf.functions whose inputs have unknown batch and length, so
 bucketed shapes never retrace them.
