@@ -54,8 +54,7 @@ class Stack(keras.layers.Layer):
           name=f"layer_{i}", **layer_options))
     self.final_norm = (
         LayerNormalization(epsilon=LAYER_NORM_EPSILON,
-                                        dtype=self.dtype_policy,
-                                        name="final_layer_norm")
+                           dtype=self.dtype_policy, name="final_layer_norm")
         if norm_position == "pre" else None)
 
   @property

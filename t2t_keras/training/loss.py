@@ -77,11 +77,17 @@ def smoothed_cross_entropy(logits, targets, label_smoothing, pad_id=0):
   else:
     per_token = _per_token_loss(ops.cast(logits, "float32"), targets,
                                 float(label_smoothing))
-  weights = ops.cast(ops.not_equal(targets, pad_id), "float32")
+  weights = _real_tokens(targets, pad_id)
   return ops.sum(per_token * weights), ops.sum(weights)
+
+
+def _real_tokens(targets, pad_id):
+  """float32 [batch, length]: 1 at real tokens of int ``targets``, 0 at
+  padding."""
+  return ops.cast(ops.not_equal(targets, pad_id), "float32")
 
 
 def count_tokens(targets, pad_id=0):
   """The number of real tokens in int ``targets`` [batch, length] (float32
   scalar), as ``smoothed_cross_entropy`` counts them."""
-  return ops.sum(ops.cast(ops.not_equal(targets, pad_id), "float32"))
+  return ops.sum(_real_tokens(targets, pad_id))
