@@ -73,14 +73,27 @@ def test_cached_decoding_equals_full_pass(overrides):
 
 
 def test_logits_are_float32_under_mixed_bfloat16():
+  """The model's logits are float32; the training loss's stay bfloat16 (no
+  float32 copy) and give the same loss."""
   import keras  # pylint: disable=g-import-not-at-top
+  from t2t_keras.training.loss import smoothed_cross_entropy  # pylint: disable=g-import-not-at-top
   keras.config.set_dtype_policy("mixed_bfloat16")
   try:
-    model = tiny()
-    logits = model({"inputs": np.ones((1, 3), "int32"),
-                    "targets": np.ones((1, 2), "int32")})
+    model = tiny("layer_prepostprocess_dropout=0,attention_dropout=0,"
+                 "relu_dropout=0")
+    rng = np.random.RandomState(4)
+    features = {"inputs": ids(rng, 2, 3), "targets": ids(rng, 2, 4)}
+    logits = model(features, training=True)
     assert logits.dtype == "float32"
     assert model.target_embedding.embeddings.dtype == "float32"
+    for_loss = model.training_logits(features)
+    assert for_loss.dtype == "bfloat16"
+    np.testing.assert_array_equal(
+        ops.convert_to_numpy(ops.cast(for_loss, "float32")),
+        ops.convert_to_numpy(logits))
+    losses = [ops.convert_to_numpy(smoothed_cross_entropy(
+        z, features["targets"], 0.1)[0]) for z in (logits, for_loss)]
+    np.testing.assert_allclose(losses[0], losses[1], rtol=1e-6)
   finally:
     keras.config.set_dtype_policy("float32")
 

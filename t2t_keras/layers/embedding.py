@@ -25,7 +25,8 @@ class TokenEmbedding(keras.layers.Layer):
   times sqrt(d_model).
   ``call(x, reverse=True)``: [batch, length, d_model] -> float32
   [batch, length, vocab_size], ``x W^T`` (computed in the compute dtype,
-  returned in float32 for a stable softmax and loss).
+  returned in float32 for a stable softmax and loss; with ``float32=False``
+  in the compute dtype, for a loss that computes in float32 itself).
   ``call(x, reverse=True, transposed=transposed())``: the same product with
   ``W^T`` formed beforehand, for many products of few rows (decoding).
   """
@@ -57,7 +58,7 @@ class TokenEmbedding(keras.layers.Layer):
     """
     return ops.transpose(ops.cast(self.embeddings, self.compute_dtype))
 
-  def call(self, inputs, reverse=False, transposed=None):
+  def call(self, inputs, reverse=False, transposed=None, float32=True):
     if reverse:
       if transposed is None:
         weights = ops.cast(self.embeddings, inputs.dtype)
@@ -65,7 +66,8 @@ class TokenEmbedding(keras.layers.Layer):
         product = lambda rows: ops.einsum("nd,vd->nv", rows, weights)  # pylint: disable=unnecessary-lambda-assignment
       else:
         product = lambda rows: ops.matmul(rows, transposed)  # pylint: disable=unnecessary-lambda-assignment
-      return ops.cast(apply_to_rows(product, inputs), "float32")
+      logits = apply_to_rows(product, inputs)
+      return ops.cast(logits, "float32") if float32 else logits
     ids = inputs
     vectors = ops.take(self.embeddings, ops.cast(ids, "int32"), axis=0)
     vectors = ops.cast(vectors, self.compute_dtype)

@@ -16,7 +16,8 @@ target_length, target_vocab_size], position t predicting targets[:, t]
     cache = model.reorder_cache(cache, indices)        # beam search only
 
 ``attention_layers()`` (optional) names the attention layers for
-inspection.
+inspection; ``training_logits(features)`` (optional) is what the training
+loss takes.
 
 ``state`` and ``cache`` are nested structures (dicts, lists, tuples) of
 tensors whose first axis is the batch: beam search repeats each row of
@@ -46,6 +47,13 @@ class Seq2SeqModel(keras.Model):
   ``decode_step``; ``reorder_cache`` gathers every cache tensor unless a
   subclass knows which parts differ between hypotheses.
   """
+
+  def training_logits(self, features):
+    """The logits the training loss takes: ``self(features, training=True)``
+    unless a model returns them in its compute dtype instead of float32 (the
+    loss computes in float32 either way; under mixed precision this skips a
+    cast of the [tokens, vocab] logits forward and back)."""
+    return self(features, training=True)
 
   def encode(self, inputs, training=None):
     """inputs int [batch, source_length] -> the encoder state (a nest of

@@ -42,9 +42,10 @@ class Transformer(Seq2SeqModel):
   Call args:
     features: dict with ``inputs`` int [batch, source_length] and
       ``targets`` int [batch, target_length], 0-padded.
+    float32_logits: False returns the logits in the compute dtype.
   Returns:
-    float32 logits [batch, target_length, target_vocab_size]; position t
-    predicts targets[:, t] from inputs and targets[:, :t].
+    logits [batch, target_length, target_vocab_size], float32 by default;
+    position t predicts targets[:, t] from inputs and targets[:, :t].
   """
 
   config_class = TransformerConfig
@@ -99,15 +100,24 @@ class Transformer(Seq2SeqModel):
                           training=training)
     return memory, bias
 
-  def decode(self, targets, memory, memory_bias, training=None):
-    """targets int [batch, length] -> float32 logits [batch, length, vocab]."""
+  def decode(self, targets, memory, memory_bias, training=None,
+             float32_logits=True):
+    """targets int [batch, length] -> logits [batch, length, vocab], float32
+    or with ``float32_logits=False`` in the compute dtype."""
     x = self.target_embedding(shift_right(targets))
     x = self.decoder(x, memory, memory_bias=memory_bias, training=training)
-    return self.softmax_weights(x, reverse=True)
+    return self.softmax_weights(x, reverse=True, float32=float32_logits)
 
-  def call(self, features, training=None):
+  def call(self, features, training=None, float32_logits=True):
     memory, bias = self.encode(features["inputs"], training=training)
-    return self.decode(features["targets"], memory, bias, training=training)
+    return self.decode(features["targets"], memory, bias, training=training,
+                       float32_logits=float32_logits)
+
+  def training_logits(self, features):
+    """Logits in the compute dtype: under mixed bfloat16 the loss reads
+    [tokens, vocab] bfloat16 logits and writes their bfloat16 gradient, with
+    no float32 copy either way."""
+    return self(features, training=True, float32_logits=False)
 
   # -- incremental decoding (the contract of models.base) -------------------
   def init_cache(self, state, max_length):

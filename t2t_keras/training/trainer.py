@@ -144,7 +144,7 @@ class Trainer:
   def _loss_and_grads(self, features, divisor=1.0):
     """(loss_sum, tokens, gradients of loss_sum / divisor)."""
     with tf.GradientTape() as tape:
-      logits = self.model(features, training=True)
+      logits = self.model.training_logits(features)
       loss_sum, tokens = smoothed_cross_entropy(
           logits, features["targets"], self.hparams.label_smoothing)
       scaled = self.optimizer.scale_loss(loss_sum / divisor)
