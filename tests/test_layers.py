@@ -211,39 +211,3 @@ def test_written_out_gradients_are_keras_layers(make, shape, policy):
     results.append([np.asarray(tf.cast(t, "float32")) for t in [y] + grads])
   for keras_value, our_value in zip(*results):
     np.testing.assert_allclose(our_value, keras_value, rtol=2e-5, atol=2e-5)
-
-
-@pytest.mark.parametrize("activation", [None, "relu"])
-@pytest.mark.parametrize("training", [False, True])
-def test_dense_output_scale_folds_into_the_weights(activation, training):
-  """``output_scale`` s gives s (x W + b) before the activation and s times
-  the gradients of the input and of W and b, on the written-out path
-  (training) and Keras's (inference); the variables stay W and b."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  x = tf.constant(np.random.RandomState(0).randn(6, 8), "float32")
-  results = []
-  for scale in (1.0, 0.25):
-    layer = layers.Dense(5, activation=activation, output_scale=scale)
-    layer.build((6, 8))
-    for i, weight in enumerate(layer.weights):
-      weight.assign(np.random.RandomState(i).randn(*weight.shape))
-    with tf.GradientTape() as tape:
-      tape.watch(x)
-      y = layer(x, training=training)
-      loss = tf.reduce_sum(y * np.arange(30.0).reshape(6, 5) / 30)
-    grads = tape.gradient(loss, [x] + [w.value for w in layer.weights])
-    results.append([np.asarray(t) for t in [y] + grads])
-  for unscaled, scaled in zip(*results):
-    np.testing.assert_allclose(scaled, 0.25 * unscaled, rtol=1e-5,
-                               atol=1e-6)
-  assert layers.Dense.from_config(layer.get_config()).output_scale == 0.25
-  with pytest.raises(ValueError, match="output_scale"):
-    layers.Dense(5, activation="tanh", output_scale=0.5)
-
-
-def test_attention_takes_a_query_already_scaled():
-  q = np.random.RandomState(3).randn(2, 3, 4, 16).astype("float32")
-  attention = layers.ScaledDotProductAttention()
-  np.testing.assert_allclose(
-      ops.convert_to_numpy(attention(q / 4.0, q, q, scaled_query=True)),
-      ops.convert_to_numpy(attention(q, q, q)), atol=1e-6)

@@ -34,9 +34,6 @@ class ScaledDotProductAttention(keras.layers.Layer):
       [batch, heads, length_q, length_k] returning a term added to the
       output [batch, heads, length_q, d_v].
     training: bool, enables dropout.
-    scaled_query: True when ``query`` already includes the 1 / sqrt(d_k)
-      (``MultiHeadAttention`` folds it into W^Q: a pass over the weights
-      instead of over every query row, forward and backward).
     return_weights: if True also return the weights.
 
   Returns:
@@ -50,11 +47,9 @@ class ScaledDotProductAttention(keras.layers.Layer):
     self._dropout_layer = Dropout(self.dropout)
 
   def call(self, query, key, value, bias=None, extra_logits=None,
-           extra_values=None, training=None, scaled_query=False,
-           return_weights=False):
-    if not scaled_query:
-      depth = ops.shape(query)[-1]
-      query = query * ops.cast(1.0 / float(depth) ** 0.5, query.dtype)
+           extra_values=None, training=None, return_weights=False):
+    depth = ops.shape(query)[-1]
+    query = query * ops.cast(1.0 / float(depth) ** 0.5, query.dtype)
     # K^T as an operand flag, not a transposed copy (autodiff of an explicit
     # transpose adds two more a layer: about 2 ms of a base training step's
     # attention on the CPU).

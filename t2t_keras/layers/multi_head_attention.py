@@ -72,9 +72,7 @@ class MultiHeadAttention(keras.layers.Layer):
     dense = dict(kernel_initializer=self.kernel_initializer,
                  dtype=self.dtype_policy)
     h = self.num_heads
-    # 1 / sqrt(d_k) of equation (1) folded into W^Q (see ``Dense``).
-    self._query_dense = Dense(h * self.key_size, name="query",
-                              output_scale=self.key_size ** -0.5, **dense)
+    self._query_dense = Dense(h * self.key_size, name="query", **dense)
     self._key_dense = Dense(h * self.key_size, name="key", **dense)
     self._value_dense = Dense(h * self.value_size, name="value", **dense)
     self._output_dense = None
@@ -157,7 +155,7 @@ class MultiHeadAttention(keras.layers.Layer):
     context = self._attention(q, kv["key"], kv["value"], bias=bias,
                               extra_logits=extra_logits,
                               extra_values=extra_values, training=training,
-                              scaled_query=True, return_weights=True)
+                              return_weights=True)
     context, weights = context
     if attention_record.is_recording():
       attention_record.record(self, weights)
