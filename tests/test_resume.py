@@ -44,8 +44,10 @@ def test_sigkill_then_same_command_resumes(tmp_path):
       floor = (killed_at[-1] if killed_at else 0) + 20
       deadline = time.time() + 300
       while time.time() < deadline and process.poll() is None:
-        steps = checkpoint_steps(out)
-        if steps and steps[-1] >= floor:
+        # The checkpoint state file, not the newest index file: a kill
+        # between writing ckpt-N and recording it leaves ckpt-N unlisted.
+        latest = tf.train.latest_checkpoint(out)
+        if latest and int(latest.rsplit("-", 1)[1]) >= floor:
           break
         time.sleep(0.05)
       assert process.poll() is None, "finished before it could be killed"
