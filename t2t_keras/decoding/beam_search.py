@@ -6,11 +6,14 @@ output length input length + 50, early termination.
 Written with core TensorFlow ops only (tf.while_loop, gather, top_k), so a
 SavedModel of it loads in stock TF Serving. Scores are GNMT's (the paper's
 [38]): log P(Y|X) / lp(Y), lp(Y) = ((5 + |Y|) / 6)^alpha, |Y| counting EOS.
+Under a mixed dtype policy both searches read the model's weights cast to
+the compute dtype once a batch (``weights_once``), not once a step.
 """
 
 import tensorflow as tf
 
 from t2t_keras.decoding import top_k
+from t2t_keras.decoding.weights_once import reading_weights_once
 from t2t_keras.ids import EOS_ID, PAD_ID
 
 NEG_INF = -1e9
@@ -106,6 +109,7 @@ def _step_best(model, ids, step, cache, limits, k):
   return log_probs, tokens, cache
 
 
+@reading_weights_once
 def token_by_token(model, inputs, choose, extra_length=EXTRA_LENGTH):
   """One hypothesis per sentence, each token picked by ``choose``.
 
@@ -159,6 +163,7 @@ def greedy_decode(model, inputs, extra_length=EXTRA_LENGTH):
       extra_length)
 
 
+@reading_weights_once
 def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
                 extra_length=EXTRA_LENGTH, nbest=False):
   """Beam search. inputs: int [batch, length].
