@@ -96,3 +96,49 @@ def test_decode_split_writes_outputs_sources_and_references(run_dir,
                         "--decode_split=test")
   assert refused.returncode != 0
   assert "--decode_split needs --decode_to_file" in refused.stderr
+
+
+def test_decodes_in_the_precision_the_run_trained_in(run_dir, tmp_path):
+  import json  # pylint: disable=g-import-not-at-top
+  import shutil  # pylint: disable=g-import-not-at-top
+  import keras  # pylint: disable=g-import-not-at-top
+  from tests.commands import t2t_command  # pylint: disable=g-import-not-at-top
+  from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
+  from t2t_keras.export.run import export_run  # pylint: disable=g-import-not-at-top
+  data, out = run_dir
+  # The same float32 weights, as if trained with mixed bfloat16.
+  mixed = str(tmp_path / "mixed")
+  shutil.copytree(out, mixed)
+  hparams_path = os.path.join(mixed, "hparams.json")
+  with open(hparams_path, encoding="utf-8") as f:
+    values = json.load(f)
+  values["activation_dtype"] = "bfloat16"
+  with open(hparams_path, "w", encoding="utf-8") as f:
+    json.dump(values, f)
+  model = load_model_from_dir(mixed)[0]
+  assert model.compute_dtype == "bfloat16"
+  assert {w.dtype for w in model.weights} == {"float32"}
+  assert keras.config.dtype_policy().name == "float32"     # restored
+  as_float32 = load_model_from_dir(mixed, activation_dtype="float32")[0]
+  assert as_float32.compute_dtype == "float32"
+  vocab = registry.problem("translate_synthetic").vocab(data)
+  hparams = decode_hparams("beam_size=2,extra_length=8,max_input_length=64")
+  plain = Decoder(load_model_from_dir(out)[0], vocab, hparams).decode(LINES)
+  assert Decoder(as_float32, vocab, hparams).decode(LINES) == plain
+  assert len(Decoder(model, vocab, hparams).decode(LINES)) == len(LINES)
+  source = tmp_path / "in.txt"
+  source.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+  flags = ["--problem=translate_synthetic", f"--output_dir={mixed}",
+           f"--data_dir={data}", f"--decode_from_file={source}",
+           "--decode_hparams=beam_size=1,extra_length=8,max_input_length=64"]
+  for given, said in ((None, "in bfloat16 (float32 weights)"),
+                      ("float32", "in float32:")):
+    target = tmp_path / f"{given}.decoded"
+    done = t2t_command("t2t_decoder", *flags, f"--decode_to_file={target}",
+                       *([f"--activation_dtype={given}"] if given else []))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert said in done.stderr
+    assert len(target.read_text(encoding="utf-8").split("\n")) == len(LINES) + 1
+  with pytest.raises(UserError, match="CTranslate2 model picks"):
+    export_run("translate_synthetic", mixed, data, export_format="ctranslate2",
+               activation_dtype="float32", log=lambda _: None)

@@ -15,8 +15,8 @@ import tensorflow as tf
 import t2t_keras
 from t2t_keras import registry
 from t2t_keras.training.average import average_checkpoints
-from t2t_keras.training.run import (CheckpointPolicy, RunConfig, dtype_policy,
-                                    train)
+from t2t_keras.models.precision import dtype_policy
+from t2t_keras.training.run import CheckpointPolicy, RunConfig, train
 from t2t_keras.training.trainer import NonFiniteLossError, Trainer
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -30,7 +30,10 @@ def attention_pictures(problem_name, model_dir, data_dir, sources, out_dir,
     raise UserError(f"{len(sources)} source sentence(s) but {len(targets)} "
                     "target(s): give one target per source")
   problem = registry.problem(problem_name)
-  model, _, _, path = load_model_from_dir(model_dir, checkpoint_path)
+  # float32 whatever the run trained in: the pictures' weights at full
+  # precision; speed does not matter for a few sentences.
+  model, _, _, path = load_model_from_dir(model_dir, checkpoint_path,
+                                          activation_dtype="float32")
   decode = decode_hparams(decode_overrides, problem.decode_defaults)
   reader = AttentionReader(model, problem.input_vocab(data_dir), decode,
                            target_vocab=problem.target_vocab(data_dir))

@@ -12,6 +12,10 @@ flags.DEFINE_string("checkpoint_path", None,
 flags.DEFINE_string("decode_hparams", "",
                     "e.g. 'beam_size=4,alpha=0.6,extra_length=50,"
                     "batch_size=32,return_beams=false'.")
+flags.DEFINE_enum("activation_dtype", None, ["float32", "bfloat16", "float16"],
+                  "What the model computes in (weights stay float32); "
+                  "default: the run's activation_dtype hparam, as it "
+                  "trained.")
 flags.DEFINE_string("hparams_set", None,
                     "Accepted for tensor2tensor compatibility; the run's "
                     "hparams.json is used and must come from this set.")

@@ -49,6 +49,10 @@ def main(argv):
     common.require(FLAGS, "problem", "output_dir", "data_dir")
   if FLAGS.score_target_file and not FLAGS.score_file:
     raise app.UsageError("--score_target_file goes with --score_file")
+  if FLAGS.activation_dtype and exported:
+    raise app.UsageError("--activation_dtype is for a checkpoint: an export "
+                         "fixed its precision (--ct2_compute_type for "
+                         "CTranslate2)")
   if FLAGS.score_file and exported:
     raise app.UsageError("--score_file scores with a checkpoint (--problem, "
                          "--output_dir, --data_dir), not an export")
@@ -73,6 +77,7 @@ def main(argv):
   options = dict(checkpoint_path=FLAGS.checkpoint_path,
                  decode_overrides=FLAGS.decode_hparams,
                  hparams_set=FLAGS.hparams_set, model_name=FLAGS.model,
+                 activation_dtype=FLAGS.activation_dtype,
                  window=FLAGS.window_lines)
   try:
     if FLAGS.score_file:

@@ -27,7 +27,8 @@ def main(argv):
              checkpoint_path=FLAGS.checkpoint_path,
              decode_overrides=FLAGS.decode_hparams,
              export_dir=FLAGS.export_dir, version=FLAGS.export_version,
-             export_format=FLAGS.format)
+             export_format=FLAGS.format,
+             activation_dtype=FLAGS.activation_dtype)
   return 0
 
 

@@ -20,17 +20,25 @@ def _to_stderr(message):
 
 
 def _load(problem_name, model_dir, data_dir, checkpoint_path, hparams_set,
-          model_name):
+          model_name, activation_dtype):
   """(problem, (input vocab, target vocab), model, checkpoint path)."""
   problem = registry.problem(problem_name)
   vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
-  model, _, spec, path = load_model_from_dir(model_dir, checkpoint_path)
+  model, _, spec, path = load_model_from_dir(model_dir, checkpoint_path,
+                                             activation_dtype)
   trained = spec.get("flags", {})
   for flag, given in (("hparams_set", hparams_set), ("model", model_name)):
     if given and trained.get(flag) and trained[flag] != given:
       raise UserError(f"--{flag}={given}, but {model_dir} was trained with "
                        f"--{flag}={trained[flag]}")
   return problem, vocabs, model, path
+
+
+def _precision(model):
+  """"float32", or e.g. "bfloat16 (float32 weights)"."""
+  compute = str(model.compute_dtype)
+  return compute if compute == model.variable_dtype else (
+      f"{compute} ({model.variable_dtype} weights)")
 
 
 def write_split(problem_name, data_dir, split, prefix, log=_to_stderr):
@@ -50,16 +58,18 @@ def write_split(problem_name, data_dir, split, prefix, log=_to_stderr):
 
 def score(problem_name, model_dir, data_dir, pairs, target,
           checkpoint_path=None, decode_overrides="", hparams_set=None,
-          model_name=None, window=DEFAULT_WINDOW, log=_to_stderr):
+          model_name=None, activation_dtype=None, window=DEFAULT_WINDOW,
+          log=_to_stderr):
   """Writes one ``log-prob<TAB>per token<TAB>tokens`` line per (source,
   target) pair of the iterable ``pairs`` into the binary stream
-  ``target`` (forced decoding, ``decoding.scoring``). Returns the number
+  ``target`` (forced decoding, ``decoding.scoring``), computing in
+  ``activation_dtype`` (default: as the run trained). Returns the number
   of lines written."""
   problem, vocabs, model, path = _load(problem_name, model_dir, data_dir,
                                        checkpoint_path, hparams_set,
-                                       model_name)
+                                       model_name, activation_dtype)
   hparams = decode_hparams(decode_overrides, problem.decode_defaults)
-  log(f"scoring with {path}")
+  log(f"scoring with {path} in {_precision(model)}")
   scorer = Scorer(model, vocabs[0], vocabs[1],
                   max_input_length=hparams.max_input_length,
                   batch_size=hparams.batch_size)
@@ -69,9 +79,11 @@ def score(problem_name, model_dir, data_dir, pairs, target,
 def decode(problem_name, model_dir, data_dir, source, target,
            checkpoint_path=None, decode_overrides="", hparams_set=None,
            model_name=None, saved_model_dir=None, ct2_model_dir=None,
-           ct2_compute_type="float32", window=DEFAULT_WINDOW, log=_to_stderr):
+           ct2_compute_type="float32", activation_dtype=None,
+           window=DEFAULT_WINDOW, log=_to_stderr):
   """Decodes the lines of ``source`` (a ``lines.LineReader``) into the
-  binary stream ``target`` with the run in ``model_dir``, the SavedModel in
+  binary stream ``target`` with the run in ``model_dir`` (computing in
+  ``activation_dtype``, default: as it trained), the SavedModel in
   ``saved_model_dir`` (its decode hparams are fixed) or the CTranslate2
   export in ``ct2_model_dir`` (its decode hparams, then
   ``decode_overrides``), ``window`` lines at a time; progress goes to
@@ -91,9 +103,9 @@ def decode(problem_name, model_dir, data_dir, source, target,
     return decode_stream(decoder, source, target, window, log=log)
   problem, vocabs, model, path = _load(problem_name, model_dir, data_dir,
                                        checkpoint_path, hparams_set,
-                                       model_name)
+                                       model_name, activation_dtype)
   hparams = decode_hparams(decode_overrides, problem.decode_defaults)
   decoder = Decoder(model, vocabs[0], hparams,
                     postprocess=problem.postprocess, target_vocab=vocabs[1])
-  log(f"decoding with {path}: {describe(hparams)}")
+  log(f"decoding with {path} in {_precision(model)}: {describe(hparams)}")
   return decode_stream(decoder, source, target, window, log=log)

@@ -6,6 +6,7 @@ from t2t_keras import registry
 from t2t_keras.data.problem import Problem
 from t2t_keras.decoding.decoder import decode_hparams, describe
 from t2t_keras.export.ctranslate2 import export_ctranslate2
+from t2t_keras.errors import UserError
 from t2t_keras.export.exporter import export
 from t2t_keras.logs import log_line
 from t2t_keras.models.builder import load_model_from_dir
@@ -13,14 +14,23 @@ from t2t_keras.models.builder import load_model_from_dir
 
 def export_run(problem_name, model_dir, data_dir, checkpoint_path=None,
                decode_overrides="", export_dir=None, version=None,
-               export_format="savedmodel", log=log_line):
+               export_format="savedmodel", activation_dtype=None,
+               log=log_line):
   """Exports the run in ``model_dir`` as a SavedModel to
   ``<export_dir>/<version>`` (default ``<model_dir>/export``), or with
   ``export_format="ctranslate2"`` as a CTranslate2 model to ``export_dir``
-  (default ``<model_dir>/ctranslate2``). Returns the path."""
+  (default ``<model_dir>/ctranslate2``). A SavedModel computes in
+  ``activation_dtype`` (default: as the run trained); a CTranslate2 model
+  holds float32 weights and takes its precision when it is loaded.
+  Returns the path."""
+  if activation_dtype and export_format == "ctranslate2":
+    raise UserError("activation_dtype is for SavedModels: a CTranslate2 "
+                    "model picks its precision when it decodes "
+                    "(t2t-decoder --ct2_compute_type)")
   problem = registry.problem(problem_name)
   vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
-  model, _, _, path = load_model_from_dir(model_dir, checkpoint_path)
+  model, _, _, path = load_model_from_dir(model_dir, checkpoint_path,
+                                          activation_dtype)
   hparams = decode_hparams(decode_overrides, problem.decode_defaults)
   if export_format == "ctranslate2":
     target = export_ctranslate2(
@@ -35,5 +45,6 @@ def export_run(problem_name, model_dir, data_dir, checkpoint_path=None,
   target = export(model, vocabs[0], hparams,
                   export_dir or os.path.join(model_dir, "export"), version,
                   target_vocab=vocabs[1])
-  log(f"exported {path} ({describe(hparams)}) to {target}")
+  log(f"exported {path} ({model.compute_dtype}; {describe(hparams)}) to "
+      f"{target}")
   return target

@@ -6,6 +6,7 @@ import os
 from t2t_keras import registry
 from t2t_keras.errors import MissingFileError, UserError
 from t2t_keras.hparams import HParams
+from t2t_keras.models.precision import dtype_policy
 
 
 def build_model(hparams_set="transformer_base", vocab_size=None,
@@ -55,9 +56,11 @@ def save_model_spec(output_dir, model_name, input_vocab_size,
     json.dump(spec, f, indent=2, sort_keys=True, default=str)
 
 
-def build_model_from_dir(model_dir):
+def build_model_from_dir(model_dir, activation_dtype=None):
   """The built model a training run in ``model_dir`` trains (weights fresh;
-  restore a checkpoint into it). Returns (model, hparams, spec dict)."""
+  restore a checkpoint into it), computing in ``activation_dtype``
+  ("float32", "bfloat16", "float16"; default: the run's hparams, as it
+  trained). Returns (model, hparams, spec dict)."""
   paths = [os.path.join(model_dir, n) for n in ("hparams.json", MODEL_SPEC)]
   missing = [p for p in paths if not os.path.isfile(p)]
   if missing:
@@ -66,17 +69,22 @@ def build_model_from_dir(model_dir):
   hparams = HParams.load(paths[0])
   with open(paths[1], encoding="utf-8") as f:
     spec = json.load(f)
-  net = registry.model(spec["model"])(hparams, spec["input_vocab_size"],
-                                      spec["target_vocab_size"])
-  net.build()
+  with dtype_policy(activation_dtype
+                    or hparams.get("activation_dtype", "float32")):
+    net = registry.model(spec["model"])(hparams, spec["input_vocab_size"],
+                                        spec["target_vocab_size"])
+    net.build()
   return net, hparams, spec
 
 
-def load_model_from_dir(model_dir, checkpoint_path=None):
+def load_model_from_dir(model_dir, checkpoint_path=None,
+                        activation_dtype=None):
   """The model of a training run with trained weights: from
   ``checkpoint_path`` (a checkpoint, or a directory whose latest is used,
   e.g. an averaged one) or else ``model_dir``'s latest checkpoint.
-  Returns (model, hparams, spec, checkpoint used)."""
+  It computes in ``activation_dtype`` (default: the run's, so a run
+  trained with mixed bfloat16 decodes in bfloat16; the weights are float32
+  either way). Returns (model, hparams, spec, checkpoint used)."""
   # TensorFlow only here: building a model needs none (JAX hosts).
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   path = checkpoint_path or model_dir
@@ -89,7 +97,7 @@ def load_model_from_dir(model_dir, checkpoint_path=None):
     raise MissingFileError(f"no checkpoint {path} (expected {path}.index)")
   source_dir = model_dir if os.path.isfile(
       os.path.join(model_dir, MODEL_SPEC)) else os.path.dirname(path)
-  net, hparams, spec = build_model_from_dir(source_dir)
+  net, hparams, spec = build_model_from_dir(source_dir, activation_dtype)
   status = tf.train.Checkpoint(model=net).restore(path).expect_partial()
   try:
     status.assert_existing_objects_matched()

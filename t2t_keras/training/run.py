@@ -1,6 +1,5 @@
 """Train a registered model on a registered problem: what t2t-trainer runs."""
 
-import contextlib
 import os
 import time
 
@@ -15,14 +14,11 @@ from t2t_keras.errors import UserError
 from t2t_keras.hparams import HParams
 from t2t_keras.logs import log_line
 from t2t_keras.models.builder import save_model_spec
+from t2t_keras.models.precision import dtype_policy
 from t2t_keras.training.best import BestKeeper
 from t2t_keras.training.config import CheckpointPolicy, RunConfig  # pylint: disable=unused-import
 from t2t_keras.training.strategy import make_strategy
 from t2t_keras.training.trainer import Trainer
-
-# activation_dtype hparam -> Keras dtype policy.
-POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16",
-            "float16": "mixed_float16"}
 
 
 def resolve_hparams(hparams_set, overrides="", output_dir=None):
@@ -43,20 +39,6 @@ def resolve_hparams(hparams_set, overrides="", output_dir=None):
           f"{saved} was written with other hparams ({', '.join(changed)} "
           "differ); use a new --output_dir or the same --hparams")
   return hparams
-
-
-@contextlib.contextmanager
-def dtype_policy(activation_dtype):
-  """Sets Keras's global dtype policy for the block, then restores it."""
-  if activation_dtype not in POLICIES:
-    raise UserError(f"activation_dtype must be one of {sorted(POLICIES)}, "
-                     f"got {activation_dtype!r}")
-  previous = keras.config.dtype_policy()
-  keras.config.set_dtype_policy(POLICIES[activation_dtype])
-  try:
-    yield
-  finally:
-    keras.config.set_dtype_policy(previous)
 
 
 def report_long_examples(problem, data_dir, max_length, log):
