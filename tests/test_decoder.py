@@ -99,12 +99,15 @@ def test_decode_split_writes_outputs_sources_and_references(run_dir,
 
 
 def test_decodes_in_the_precision_the_run_trained_in(run_dir, tmp_path):
+  import io  # pylint: disable=g-import-not-at-top
   import json  # pylint: disable=g-import-not-at-top
   import shutil  # pylint: disable=g-import-not-at-top
   import keras  # pylint: disable=g-import-not-at-top
   from tests.commands import t2t_command  # pylint: disable=g-import-not-at-top
   from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
+  from t2t_keras.decoding import run as decoding_run  # pylint: disable=g-import-not-at-top
   from t2t_keras.export.run import export_run  # pylint: disable=g-import-not-at-top
+  from t2t_keras.lines import LineReader  # pylint: disable=g-import-not-at-top
   data, out = run_dir
   # The same float32 weights, as if trained with mixed bfloat16.
   mixed = str(tmp_path / "mixed")
@@ -126,19 +129,27 @@ def test_decodes_in_the_precision_the_run_trained_in(run_dir, tmp_path):
   plain = Decoder(load_model_from_dir(out)[0], vocab, hparams).decode(LINES)
   assert Decoder(as_float32, vocab, hparams).decode(LINES) == plain
   assert len(Decoder(model, vocab, hparams).decode(LINES)) == len(LINES)
+  # The library's default (as trained), then the command's override.
+  logged, stream = [], io.BytesIO()
+  written = decoding_run.decode(
+      "translate_synthetic", mixed, data,
+      LineReader(io.BytesIO("\n".join(LINES).encode() + b"\n"), "lines"),
+      stream, decode_overrides="beam_size=1,extra_length=8,"
+      "max_input_length=64", log=logged.append)
+  assert written == len(LINES) == stream.getvalue().count(b"\n")
+  assert any("in bfloat16 (float32 weights):" in m for m in logged), logged
   source = tmp_path / "in.txt"
   source.write_text("\n".join(LINES) + "\n", encoding="utf-8")
-  flags = ["--problem=translate_synthetic", f"--output_dir={mixed}",
-           f"--data_dir={data}", f"--decode_from_file={source}",
-           "--decode_hparams=beam_size=1,extra_length=8,max_input_length=64"]
-  for given, said in ((None, "in bfloat16 (float32 weights)"),
-                      ("float32", "in float32:")):
-    target = tmp_path / f"{given}.decoded"
-    done = t2t_command("t2t_decoder", *flags, f"--decode_to_file={target}",
-                       *([f"--activation_dtype={given}"] if given else []))
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert said in done.stderr
-    assert len(target.read_text(encoding="utf-8").split("\n")) == len(LINES) + 1
+  target = tmp_path / "out.txt"
+  done = t2t_command("t2t_decoder", "--problem=translate_synthetic",
+                     f"--output_dir={mixed}", f"--data_dir={data}",
+                     f"--decode_from_file={source}",
+                     f"--decode_to_file={target}", "--activation_dtype=float32",
+                     "--decode_hparams=beam_size=1,extra_length=8,"
+                     "max_input_length=64")
+  assert done.returncode == 0, done.stderr[-3000:]
+  assert "in float32:" in done.stderr
+  assert len(target.read_text(encoding="utf-8").split("\n")) == len(LINES) + 1
   with pytest.raises(UserError, match="CTranslate2 model picks"):
     export_run("translate_synthetic", mixed, data, export_format="ctranslate2",
                activation_dtype="float32", log=lambda _: None)
