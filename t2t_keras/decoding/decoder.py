@@ -91,6 +91,14 @@ def describe(hparams):
           f"{hparams.extra_length}")
 
 
+def describe_precision(model):
+  """What ``model`` computes in, for log lines: "float32", or e.g.
+  "bfloat16 (float32 weights)"."""
+  compute = str(model.compute_dtype)
+  return compute if compute == model.variable_dtype else (
+      f"{compute} ({model.variable_dtype} weights)")
+
+
 @dataclasses.dataclass
 class DecodeStats:
   sentences: int = 0

@@ -7,7 +7,7 @@ from t2t_keras.decoding.ct2 import Ct2Decoder
 from t2t_keras.decoding.dev_bleu import split_text
 from t2t_keras.decoding.decoder import (DEFAULT_WINDOW, Decoder,
                                        decode_hparams, decode_stream,
-                                       describe)
+                                       describe, describe_precision)
 from t2t_keras.decoding.saved_model import SavedModelDecoder
 from t2t_keras.decoding.scoring import Scorer, score_stream
 from t2t_keras.errors import UserError
@@ -32,13 +32,6 @@ def _load(problem_name, model_dir, data_dir, checkpoint_path, hparams_set,
       raise UserError(f"--{flag}={given}, but {model_dir} was trained with "
                        f"--{flag}={trained[flag]}")
   return problem, vocabs, model, path
-
-
-def _precision(model):
-  """"float32", or e.g. "bfloat16 (float32 weights)"."""
-  compute = str(model.compute_dtype)
-  return compute if compute == model.variable_dtype else (
-      f"{compute} ({model.variable_dtype} weights)")
 
 
 def write_split(problem_name, data_dir, split, prefix, log=_to_stderr):
@@ -69,7 +62,7 @@ def score(problem_name, model_dir, data_dir, pairs, target,
                                        checkpoint_path, hparams_set,
                                        model_name, activation_dtype)
   hparams = decode_hparams(decode_overrides, problem.decode_defaults)
-  log(f"scoring with {path} in {_precision(model)}")
+  log(f"scoring with {path} in {describe_precision(model)}")
   scorer = Scorer(model, vocabs[0], vocabs[1],
                   max_input_length=hparams.max_input_length,
                   batch_size=hparams.batch_size)
@@ -107,5 +100,5 @@ def decode(problem_name, model_dir, data_dir, source, target,
   hparams = decode_hparams(decode_overrides, problem.decode_defaults)
   decoder = Decoder(model, vocabs[0], hparams,
                     postprocess=problem.postprocess, target_vocab=vocabs[1])
-  log(f"decoding with {path} in {_precision(model)}: {describe(hparams)}")
+  log(f"decoding with {path} in {describe_precision(model)}: {describe(hparams)}")
   return decode_stream(decoder, source, target, window, log=log)

@@ -4,7 +4,8 @@ import os
 
 from t2t_keras import registry
 from t2t_keras.data.problem import Problem
-from t2t_keras.decoding.decoder import decode_hparams, describe
+from t2t_keras.decoding.decoder import (decode_hparams, describe,
+                                       describe_precision)
 from t2t_keras.errors import UserError
 from t2t_keras.export.ctranslate2 import export_ctranslate2
 from t2t_keras.export.exporter import export
@@ -45,6 +46,6 @@ def export_run(problem_name, model_dir, data_dir, checkpoint_path=None,
   target = export(model, vocabs[0], hparams,
                   export_dir or os.path.join(model_dir, "export"), version,
                   target_vocab=vocabs[1])
-  log(f"exported {path} ({model.compute_dtype}; {describe(hparams)}) to "
-      f"{target}")
+  log(f"exported {path} (in {describe_precision(model)}; "
+      f"{describe(hparams)}) to {target}")
   return target

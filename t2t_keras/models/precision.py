@@ -18,18 +18,13 @@ POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16",
             "float16": "mixed_float16"}
 
 
-def check_activation_dtype(activation_dtype, what="activation_dtype"):
-  """``activation_dtype`` if it names a policy, else a UserError."""
-  if activation_dtype not in POLICIES:
-    raise UserError(f"{what} must be one of {', '.join(sorted(POLICIES))}, "
-                    f"got {activation_dtype!r}")
-  return activation_dtype
-
-
 @contextlib.contextmanager
 def dtype_policy(activation_dtype):
   """Sets Keras's global dtype policy for the block, then restores it."""
-  policy = POLICIES[check_activation_dtype(activation_dtype)]
+  if activation_dtype not in POLICIES:
+    raise UserError("activation_dtype must be one of "
+                    f"{', '.join(sorted(POLICIES))}, got {activation_dtype!r}")
+  policy = POLICIES[activation_dtype]
   previous = keras.config.dtype_policy()
   keras.config.set_dtype_policy(policy)
   try:
