@@ -100,5 +100,6 @@ def decode(problem_name, model_dir, data_dir, source, target,
   hparams = decode_hparams(decode_overrides, problem.decode_defaults)
   decoder = Decoder(model, vocabs[0], hparams,
                     postprocess=problem.postprocess, target_vocab=vocabs[1])
-  log(f"decoding with {path} in {describe_precision(model)}: {describe(hparams)}")
+  log(f"decoding with {path} in {describe_precision(model)}: "
+      f"{describe(hparams)}")
   return decode_stream(decoder, source, target, window, log=log)
