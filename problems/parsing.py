@@ -1,5 +1,8 @@
 """parsing_wsj: English constituency parsing as translation (section 6.3),
-on Penn Treebank trees linearized as in Vinyals & Kaiser et al. 2014."""
+on Penn Treebank trees linearized as in Vinyals & Kaiser et al. 2014, with
+the words themselves as leaves (``parsing_wsj_xx``: Vinyals et al.'s XX
+placeholders; ``parsing_wsj_tags``: part-of-speech tags), decoded under a
+constraint that makes every output a tree over exactly the input words."""
 
 import glob
 import os
@@ -10,9 +13,16 @@ from t2t_keras import trees
 from t2t_keras.data.corpus import CorpusError, check_file
 from t2t_keras.data.sources import Mixture, PairSource
 from t2t_keras.data.text_problem import Text2TextProblem
+from t2t_keras.decoding.tree_constraint import WORD_START, TreeConstraint
+from t2t_keras.logs import log_line
+from t2t_keras.metrics import evalb
 
 # The standard WSJ split by section.
 SECTIONS = {"train": range(2, 22), "dev": (22,), "test": (23,)}
+# The Penn Treebank's phrase labels (Bies et al. 1995): bracket pieces even
+# for a label that only dev or test trees use.
+PTB_LABELS = ("ADJP ADVP CONJP FRAG INTJ LST NAC NP NX PP PRN PRT QP RRC S "
+              "SBAR SBARQ SINV SQ UCP VP WHADJP WHADVP WHNP WHPP X").split()
 _MRG = re.compile(r"wsj_(\d\d)\d\d\.mrg$")
 
 
@@ -20,22 +30,28 @@ class TreebankSource(PairSource):
   """Sentence/linearized-tree pairs from treebank files.
 
   With ``prefixes`` ({split: path prefix in raw_dir}), each split reads
-  ``<prefix>.trees`` (one bracketed tree per line) or ``<prefix>.mrg``.
+  ``<prefix>.trees`` (one bracketed tree per line) or ``<prefix>.mrg``; the
+  train split may mix weighted treebanks ("train=wsj:1,craft:2", a
+  ``Mixture``), each becoming its own source in ``mixture``.
   Without, every ``wsj_SSNN.mrg`` under raw_dir is split by section SS:
-  02-21 train, 22 dev, 23 test.
+  02-21 train, 22 dev, 23 test. ``leaves``: see ``trees.linearize``.
   """
 
-  def __init__(self, raw_dir, prefixes=None):
+  def __init__(self, raw_dir, prefixes=None, leaves="words"):
     if not os.path.isdir(raw_dir):
       raise CorpusError(f"--raw_data_dir {raw_dir} is not a directory")
-    self.raw_dir = raw_dir
+    self.raw_dir, self.leaves = raw_dir, leaves
     self.prefixes = dict(prefixes or {})
-    if isinstance(self.prefixes.get("train"), Mixture):
-      raise CorpusError("parsing_wsj reads one train prefix; weighted "
-                        "corpora ('train=a:0.7,b:0.3') are for text pairs")
     self.langs = ("words", "tree")
+    self.mixture = None
+    if isinstance(self.prefixes.get("train"), Mixture):
+      self.mixture = [
+          (TreebankSource(raw_dir, dict(self.prefixes, train=prefix), leaves),
+           prefix, weight) for prefix, weight in self.prefixes["train"]]
 
   def files(self, split):
+    if split == "train" and self.mixture:
+      return [f for part, _, _ in self.mixture for f in part.files(split)]
     if self.prefixes:
       if split not in self.prefixes:
         return []
@@ -60,7 +76,8 @@ class TreebankSource(PairSource):
             "files with --raw_prefixes=train=PATH,dev=PATH,test=PATH")
     del splits
 
-  def pairs(self, split, skipped=None):
+  def trees(self, split, skipped=None):
+    """The split's normalized trees, unusable ones counted in ``skipped``."""
     for path in self.files(split):
       for number, text in enumerate(trees.read_trees(path), 1):
         try:
@@ -72,8 +89,12 @@ class TreebankSource(PairSource):
             skipped.skip("not a usable tree",
                          f"{os.path.basename(path)} tree {number}")
           continue
-        sentence, tokens = trees.linearize(tree)
-        yield " ".join(sentence), " ".join(tokens)
+        yield tree
+
+  def pairs(self, split, skipped=None):
+    for tree in self.trees(split, skipped):
+      sentence, tokens = trees.linearize(tree, self.leaves)
+      yield " ".join(sentence), " ".join(tokens)
 
   def describe(self):
     return f"treebank files in {self.raw_dir}"
@@ -81,8 +102,10 @@ class TreebankSource(PairSource):
 
 @registry.register_problem
 class ParsingWsj(Text2TextProblem):
-  """WSJ constituency parsing with a 16K shared vocabulary (section 6.3)."""
+  """WSJ constituency parsing with a 16K shared vocabulary (section 6.3),
+  the words as leaves."""
   source_lang, target_lang = "words", "tree"
+  leaves = "words"
   vocab_size = 16000
   # Every bracket token a single piece: by default SentencePiece splits
   # "(NP" at the change of script into "(" + "NP", which makes a linearized
@@ -91,25 +114,101 @@ class ParsingWsj(Text2TextProblem):
   vocab_split_by_script = False
   # Section 6.3: beam 21, alpha 0.3, maximum output length input + 300.
   decode_defaults = {"beam_size": 21, "alpha": 0.3, "extra_length": 300}
-  # BLEU of linearized trees is not the task's measure (EVALB F1 is); dev
-  # loss picks the best checkpoint.
-  validation_bleu = False
+  # The trainer decodes dev (constrained greedy search: beam 1) at each
+  # evaluation and keeps the checkpoint of the best EVALB F1.
+  validation_bleu = True
+  validation_metric = "f1"
+  eval_decode_defaults = {"beam_size": 1}
+  repairs = True
 
   def source(self, tmp_dir=None, raw_dir=None, raw_prefixes=None):
     del tmp_dir
     if not raw_dir:
-      raise CorpusError("parsing_wsj reads local treebank files: give "
+      raise CorpusError(f"{self.name} reads local treebank files: give "
                         "--raw_data_dir (the Penn Treebank is not "
                         "downloadable)")
-    return TreebankSource(raw_dir, raw_prefixes)
+    return TreebankSource(raw_dir, raw_prefixes, self.leaves)
+
+  # -- vocabulary and examples ---------------------------------------------
+  def vocab_symbols(self, source):
+    """Every bracket token of the Penn Treebank's labels and of the
+    training trees (and the placeholder leaf), kept whole as pieces."""
+    found = {"(" + label for tree in source.trees("train")
+             for label in _labels(tree)} | {"(" + l for l in PTB_LABELS}
+    found |= {")" + token[1:] for token in found}
+    if self.leaves == "xx":
+      found.add(trees.PAD_TAG)
+    return [WORD_START + token for token in sorted(found)]
+
+  def encode_pair(self, vocab, source, target):
+    for token in set(target.split()):
+      if trees.is_bracket(token) and len(vocab.encode(token)) != 1:
+        raise CorpusError(
+            f"the bracket token {token!r} is {len(vocab.encode(token))} "
+            f"pieces in this {self.name} vocabulary, not one (a label that "
+            "only dev or test trees use?); rebuild the vocabulary in a new "
+            "--data_dir")
+    return super().encode_pair(vocab, source, target)
+
+  def write_split(self, source, vocab, data_dir, split, log=log_line,
+                  log_every=50_000, name=None):
+    """As for text, and the dev and test gold trees (normalized, in shard
+    order) to ``gold_path`` for validation F1."""
+    skipped = super().write_split(source, vocab, data_dir, split, log,
+                                  log_every, name)
+    if split in ("dev", "test") and name is None:
+      path = self.gold_path(data_dir, split)
+      with open(path + ".partial", "w", encoding="utf-8") as f:
+        f.writelines(trees.to_string(t) + "\n" for t in source.trees(split))
+      os.replace(path + ".partial", path)
+    return skipped
+
+  def gold_path(self, data_dir, split):
+    return os.path.join(data_dir, f"{self.data_name}-{split}.trees")
+
+  # -- decoding ------------------------------------------------------------
+  def decode_constraint(self, data_dir):
+    leaf = None if self.leaves == "words" else WORD_START + trees.PAD_TAG
+    if self.leaves == "tags":
+      return None    # any tag may stand for a word: nothing to constrain
+    return TreeConstraint(self.vocab(data_dir).all_pieces(), leaf)
 
   def postprocess(self, output, sentence):
-    """What t2t-decoder writes: the predicted tree, repaired."""
-    return self.output_to_tree(output, sentence)
-
-  @staticmethod
-  def output_to_tree(output, sentence):
-    """A predicted linearized tree (str) and the input sentence (str) -> a
-    bracketed tree string, unbalanced brackets repaired."""
-    tree = trees.delinearize(output.split(), sentence.split())
+    """What t2t-decoder writes: the predicted tree, repaired if need be."""
+    tree = trees.delinearize(output.split(), sentence.split(),
+                             tags=self.leaves == "tags")
     return trees.to_string(tree)
+
+  def repaired(self, output, sentence):
+    return not trees.well_formed(output.split(), sentence.split(),
+                                 self.leaves)
+
+  def dev_score(self, outputs, references, sources, data_dir):
+    """EVALB F1 of the predicted trees against the gold dev trees datagen
+    wrote (else the references delinearized, punctuation then scored)."""
+    path = self.gold_path(data_dir, "dev")
+    if os.path.isfile(path):
+      with open(path, encoding="utf-8") as f:
+        gold = f.read().splitlines()[:len(outputs)]
+    else:
+      gold = [self.postprocess(r, s) for r, s in zip(references, sources)]
+    return evalb.evaluate(gold, outputs)["all"].scores()[2]
+
+
+def _labels(tree):
+  label, children = tree
+  if isinstance(children, str):
+    return set()
+  return {label}.union(*(_labels(c) for c in children))
+
+
+@registry.register_problem
+class ParsingWsjXx(ParsingWsj):
+  """parsing_wsj with Vinyals et al.'s XX placeholder leaves."""
+  leaves = "xx"
+
+
+@registry.register_problem
+class ParsingWsjTags(ParsingWsj):
+  """parsing_wsj with part-of-speech tag leaves (no decoding constraint)."""
+  leaves = "tags"

@@ -1,22 +1,27 @@
 #!/bin/bash
 # Section 6.3 in miniature: English constituency parsing on the Penn
 # Treebank sample (files wsj_0001-0159 train, wsj_0160-0179 dev) with
-# transformer_parsing_small on 2 CPU cores, then the last checkpoints
-# averaged, dev decoded with beam 21 and alpha 0.3 (the paper's), the trees
-# repaired, and EVALB's labelled F1.
+# transformer_parsing_small on 2 CPU cores. Trees are linearized with the
+# words as leaves (parsing_wsj; PROBLEM=parsing_wsj_xx for XX placeholders)
+# and every search is constrained to well-formed trees over exactly the
+# input words. The trainer decodes dev at each evaluation (constrained
+# greedy search) and keeps the checkpoint of the best EVALB F1; then the
+# last checkpoints are averaged, dev is decoded with the paper's beam 21 and
+# alpha 0.3, and scored with EVALB.
 #
 #   bash recipes/parsing_wsj.sh [PTB_DIR] [DATA_DIR] [RUN_DIR]
 #
 # PTB_DIR holds nltk_treebank_sample/wsj_0001-0179.{ids,trees} and, for
-# CRAFT=1, craft_treebank/craft.trees (default ../shared/data/ptb). CRAFT=1
-# adds the 30,830 CRAFT trees to the training data, as the paper added data
-# in its semi-supervised setting (its own data and run directories by
-# default). STEPS, EVAL_EVERY, SAVE_EVERY, AVERAGE, VOCAB and HPARAMS (extra
-# overrides) scale it down, as the test does.
+# CRAFT=W, craft_treebank/craft.trees (default ../shared/data/ptb). CRAFT=W
+# mixes the 30,830 CRAFT trees (normalized to WSJ's labels) into training
+# at weight W against WSJ's 1 (its own data and run directories by
+# default). STEPS, EVAL_EVERY, SAVE_EVERY, AVERAGE, VOCAB, SEED and HPARAMS
+# (extra overrides) scale it down, as the test does.
 set -euo pipefail
 SRC=${1:-../shared/data/ptb}
 CRAFT=${CRAFT:-0}
-NAME=parsing_wsj$([ "$CRAFT" = 1 ] && echo _craft || true)
+PROBLEM=${PROBLEM:-parsing_wsj}
+NAME=$PROBLEM$([ "$CRAFT" != 0 ] && echo "_craft$CRAFT" || true)
 DATA=${2:-/tmp/t2t_data/$NAME}
 RUN=${3:-/tmp/t2t_train/$NAME}
 STEPS=${STEPS:-4000}
@@ -24,6 +29,7 @@ EVAL_EVERY=${EVAL_EVERY:-500}
 SAVE_EVERY=${SAVE_EVERY:-200}
 AVERAGE=${AVERAGE:-5}
 VOCAB=${VOCAB:-4000}
+SEED=${SEED:-1}
 HPARAMS=${HPARAMS:-}
 WSJ=$SRC/nltk_treebank_sample/wsj_0001-0179
 
@@ -35,24 +41,25 @@ echo "\$ split $WSJ.trees by file into $DATA/raw/{train,dev}.trees"
 paste "$WSJ.ids" "$WSJ.trees" | awk -F'\t' -v raw="$DATA/raw" '
   { n = substr($1, 5, 4) + 0
     print $3 > (raw "/" (n <= 159 ? "train" : "dev") ".trees") }'
-if [ "$CRAFT" = 1 ]; then
-  echo "\$ cat $SRC/craft_treebank/craft.trees >> $DATA/raw/train.trees"
-  cat "$SRC/craft_treebank/craft.trees" >> "$DATA/raw/train.trees"
+TRAIN=train
+if [ "$CRAFT" != 0 ]; then
+  ln -sf "$(cd "$SRC/craft_treebank" && pwd)/craft.trees" "$DATA/raw/craft.trees"
+  TRAIN="train:1,craft:$CRAFT"
 fi
-wc -l "$DATA/raw/train.trees" "$DATA/raw/dev.trees"
+wc -l "$DATA/raw/"*.trees
 
-step t2t-datagen --problem=parsing_wsj --data_dir="$DATA" \
-  --raw_data_dir="$DATA/raw" --raw_prefixes="train=train,dev=dev" \
+step t2t-datagen --problem="$PROBLEM" --data_dir="$DATA" \
+  --raw_data_dir="$DATA/raw" --raw_prefixes="train=$TRAIN,dev=dev" \
   --vocab_size="$VOCAB"
 START=$(date +%s)
-step t2t-trainer --problem=parsing_wsj --data_dir="$DATA" --output_dir="$RUN" \
+step t2t-trainer --problem="$PROBLEM" --data_dir="$DATA" --output_dir="$RUN" \
   --hparams_set=transformer_parsing_small --hparams="$HPARAMS" \
   --train_steps="$STEPS" --local_eval_frequency="$EVAL_EVERY" \
-  --save_checkpoints_steps="$SAVE_EVERY"
+  --save_checkpoints_steps="$SAVE_EVERY" --random_seed="$SEED"
 TRAINED=$(( $(date +%s) - START ))
 step t2t-avg-all --model_dir="$RUN" --n="$AVERAGE" --output_dir="$RUN/avg"
 START=$(date +%s)
-step t2t-decoder --problem=parsing_wsj --data_dir="$DATA" --output_dir="$RUN" \
+step t2t-decoder --problem="$PROBLEM" --data_dir="$DATA" --output_dir="$RUN" \
   --checkpoint_path="$RUN/avg" --decode_split=dev \
   --decode_to_file="$RUN/dev.trees"
 DECODED=$(( $(date +%s) - START ))

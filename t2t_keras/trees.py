@@ -6,17 +6,28 @@ A tree is ``(label, children)`` where each child is a tree or, under a
 part-of-speech tag, the word (a str): ``("NP", [("DT", "the"),
 ("NN", "dog")])``.
 
-Linearized, the words stay in the input and the output is the bracketing
-with part-of-speech tags in the words' places, closing brackets labelled:
+Linearized, the output is the bracketing with closing brackets labelled
+and one leaf token per word, by ``leaves``:
 
-    input:  John has a dog .
-    output: (S (NP NNP )NP (VP VBZ (NP DT NN )NP )VP . )S
+    input:           John has a dog .
+    leaves="words":  (S (NP John )NP (VP has (NP a dog )NP )VP . )S
+    leaves="xx":     (S (NP XX )NP (VP XX (NP XX XX )NP )VP XX )S
+    leaves="tags":   (S (NP NNP )NP (VP VBZ (NP DT NN )NP )VP . )S
+
+"words" copies the input (the decoder then reads which word it has reached);
+"xx" is Vinyals et al.'s placeholder; "tags" predicts part-of-speech tags,
+which EVALB does not score.
 
 Normalization (what a round trip gives back): the outer unlabelled
 ``( ... )`` wrapper is removed; empty elements (-NONE-) and the constituents
 left empty by their removal are removed; function tags and indices are
-stripped from labels (NP-SBJ-1 -> NP, PP=2 -> PP), except for tags that start
-with "-" such as -LRB-. EVALB deletes or ignores all of these as well. A
+stripped from labels (NP-SBJ-1 -> NP, PP=2 -> PP, ADVP|PRT -> ADVP), except for
+tags that start with "-" such as -LRB-. EVALB deletes or ignores all of these
+as well. Labels that WSJ never uses (the CRAFT treebank's) are spliced into
+their parents, their children taking their place: NML (nominal modifiers,
+flat in WSJ's NPs), CIT (citations), and CAPTION, HEADING and TITLE (wrappers
+of a whole sentence; a wrapper at the root with several children, or with a
+single word, becomes FRAG, WSJ's label for a fragment). A
 leaf of several space-separated tokens (4 trees of CRAFT, none of the Penn
 sample) becomes one word joined by "_", since words are space-separated.
 """
@@ -83,6 +94,11 @@ def is_preterminal(tree):
   return isinstance(tree[1], str)
 
 
+# Labels spliced into their parents (CRAFT's; see the module docstring).
+SPLICED = frozenset({"NML", "CIT", "CAPTION", "HEADING", "TITLE"})
+PAD_TAG = "XX"
+
+
 def strip_label(label):
   """NP-SBJ-1 -> NP, PP=2 -> PP; -NONE-, -LRB- stay."""
   if label.startswith("-"):
@@ -98,10 +114,30 @@ def normalize(tree):
     return normalize(children[0])
   if isinstance(children, str):
     return None if label == "-NONE-" else (label, children)
-  kept = [c for c in (normalize(c) for c in children) if c is not None]
+  kept = _normalized_children(children)
   if not kept:
     return None
-  return (strip_label(label), kept)
+  label = strip_label(label).split("|")[0] or label
+  if label in SPLICED:
+    if len(kept) == 1 and not is_preterminal(kept[0]):
+      return kept[0]
+    return ("FRAG", kept)
+  return (label, kept)
+
+
+def _normalized_children(children):
+  """Normalized children, those of spliced labels in their place."""
+  kept = []
+  for child in children:
+    label, grandchildren = child
+    if (not isinstance(grandchildren, str) and
+        strip_label(label).split("|")[0] in SPLICED):
+      kept.extend(_normalized_children(grandchildren))
+    else:
+      node = normalize(child)
+      if node is not None:
+        kept.append(node)
+  return kept
 
 
 def words(tree):
@@ -110,14 +146,27 @@ def words(tree):
   return [w for child in tree[1] for w in words(child)]
 
 
-def linearize(tree):
-  """A normalized tree -> (words, output tokens)."""
+LEAVES = ("words", "xx", "tags")
+
+
+def is_bracket(token):
+  """Whether an output token opens or closes a constituent: "(NP", ")NP"."""
+  return len(token) > 1 and token[0] in "()"
+
+
+def linearize(tree, leaves="tags"):
+  """A normalized tree -> (words, output tokens), leaves as ``leaves``
+  (one of ``LEAVES``; see the module docstring)."""
+  if leaves not in LEAVES:
+    raise TreeError(f"leaves must be one of {', '.join(LEAVES)}, got "
+                    f"{leaves!r}")
   tokens = []
 
   def walk(node):
     label, children = node
     if isinstance(children, str):
-      tokens.append(label)
+      tokens.append({"words": children, "xx": PAD_TAG,
+                     "tags": label}[leaves])
       return
     tokens.append("(" + label)
     for child in children:
@@ -128,14 +177,42 @@ def linearize(tree):
   return words(tree), tokens
 
 
-def delinearize(tokens, sentence_words, pad_tag="XX"):
+def well_formed(tokens, sentence_words, leaves="tags"):
+  """Whether output ``tokens`` are one tree over exactly
+  ``sentence_words``: a single root, brackets balanced, each closing label
+  the one it closes, no empty constituent, one leaf per word (the word
+  itself when ``leaves`` is "words"). What ``delinearize`` returns
+  unrepaired."""
+  stack, placed = [], 0
+  for position, token in enumerate(tokens):
+    if token.startswith("(") and len(token) > 1:
+      if not stack and position:
+        return False                         # a second root
+      stack.append([token[1:], 0])
+    elif token.startswith(")") and len(token) > 1:
+      if not stack or stack[-1][0] != token[1:] or not stack[-1][1]:
+        return False
+      stack.pop()
+      if stack:
+        stack[-1][1] += 1
+    else:
+      if not stack or placed >= len(sentence_words) or (
+          leaves == "words" and token != sentence_words[placed]):
+        return False
+      placed += 1
+      stack[-1][1] += 1
+  return not stack and bool(tokens) and placed == len(sentence_words)
+
+
+def delinearize(tokens, sentence_words, pad_tag=PAD_TAG, tags=True):
   """Output tokens and the input words -> a tree, repairing what a model may
-  get wrong:
+  get wrong. Each leaf token takes the next input word; its tag is the
+  token itself with ``tags``, else ``pad_tag``. Repairs:
 
   - a closing bracket with nothing open is dropped; its label is ignored
     (the innermost open constituent is closed);
   - constituents left open at the end are closed;
-  - part-of-speech tokens beyond the number of words are dropped; words
+  - leaf tokens beyond the number of words are dropped; words
     without one get ``pad_tag`` in a flat constituent under the root;
   - an empty output gives (X (pad_tag w1) (pad_tag w2) ...).
   """
@@ -144,7 +221,7 @@ def delinearize(tokens, sentence_words, pad_tag="XX"):
   for token in tokens:
     if token.startswith("(") and len(token) > 1:
       stack.append((token[1:], []))
-    elif token.startswith(")"):
+    elif token.startswith(")") and len(token) > 1:
       if len(stack) > 1:
         node = stack.pop()
         if node[1]:
@@ -152,7 +229,7 @@ def delinearize(tokens, sentence_words, pad_tag="XX"):
     else:
       word = next(word_iter, None)
       if word is not None:
-        stack[-1][1].append((token, word))
+        stack[-1][1].append((token if tags else pad_tag, word))
   while len(stack) > 1:
     node = stack.pop()
     if node[1]:

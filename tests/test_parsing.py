@@ -64,15 +64,29 @@ def test_parsing_problem_round_trips_through_records(shared_data, tmp_path):
   problem = registry.problem("parsing_wsj")
   vocab = problem.vocab(data_dir)
   lines = sample_trees(shared_data)
-  # Every bracket token of a linearized tree is one piece ("(NP", not "("
-  # and "NP"), so the output has one id per token.
-  _, tokens = trees.linearize(trees.normalize(trees.parse(lines[0])))
-  assert len(vocab.encode(" ".join(tokens))) == len(tokens)
+  # Every bracket token is one piece ("(NP", not "(" and "NP"), those of
+  # labels the training trees lack (WHADJP is only in dev here) too.
+  for label in ("NP", "VP", "WHADJP", "RRC"):
+    assert len(vocab.encode(f"({label} )" + label)) == 2
   for example, line in zip(problem.examples("dev", data_dir), lines[:200]):
     sentence = vocab.decode(example["inputs"].numpy())
     output = vocab.decode(example["targets"].numpy())
-    gold = trees.to_string(trees.normalize(trees.parse(line)))
-    assert problem.output_to_tree(output, sentence) == gold
+    gold = trees.normalize(trees.parse(line))
+    assert trees.well_formed(output.split(), sentence.split(), "words")
+    assert not problem.repaired(output, sentence)
+    # The written tree has the gold brackets, placeholder tags.
+    assert problem.postprocess(output, sentence) == trees.to_string(
+        trees.delinearize(trees.linearize(gold, "xx")[1], trees.words(gold),
+                          tags=False))
+  # Validation F1: the references, written as trees, score 100 against the
+  # gold trees datagen wrote beside the shards.
+  examples = list(problem.examples("dev", data_dir).take(50))
+  sources = [vocab.decode(e["inputs"].numpy()) for e in examples]
+  outputs = [problem.postprocess(vocab.decode(e["targets"].numpy()), s)
+             for e, s in zip(examples, sources)]
+  assert problem.dev_score(outputs, None, sources, data_dir) == 100.0
+  assert problem.dev_score(outputs[1:] + outputs[:1], None, sources,
+                           data_dir) < 100.0
   assert problem.decode_defaults == {"beam_size": 21, "alpha": 0.3,
                                      "extra_length": 300}
 
@@ -96,3 +110,59 @@ def test_mrg_files_split_by_section(shared_data, tmp_path):
   with pytest.raises(CorpusError, match="no dev trees"):
     generate("parsing_wsj", str(tmp_path / "other"), raw_dir=str(raw),
              log=lambda _: None)
+
+
+def test_linearizations_and_well_formedness():
+  tree = trees.normalize(trees.parse(
+      "( (S (NP (NNP John)) (VP (VBZ has) (NP (DT a) (NN dog))) (. .)))"))
+  words = ["John", "has", "a", "dog", "."]
+  expected = {"words": "(S (NP John )NP (VP has (NP a dog )NP )VP . )S",
+              "xx": "(S (NP XX )NP (VP XX (NP XX XX )NP )VP XX )S",
+              "tags": "(S (NP NNP )NP (VP VBZ (NP DT NN )NP )VP . )S"}
+  for leaves, text in expected.items():
+    assert trees.linearize(tree, leaves) == (words, text.split())
+    assert trees.well_formed(text.split(), words, leaves)
+  for bad in ("(S (NP John )NP (VP has (NP a dog )NP )VP )S",   # a word short
+              "(S (NP John )VP (VP has (NP a dog )NP )VP . )S",  # wrong label
+              "(S (NP )NP John has a dog . )S",                  # empty NP
+              "(S John has )S (S a dog . )S",                    # two roots
+              "(S (NP John )NP has a cat . )S"):                 # not a word
+    assert not trees.well_formed(bad.split(), words, "words"), bad
+  with pytest.raises(trees.TreeError, match="leaves must be one of"):
+    trees.linearize(tree, "pos")
+
+
+def test_craft_labels_are_spliced_into_wsj_labels():
+  caption = trees.normalize(trees.parse(
+      "( (CAPTION (NP (NML (NN Complex) (NN trait)) (NN analysis)) "
+      "(CIT (-LRB- -LRB-) (CD 1) (-RRB- -RRB-)) (. .)))"))
+  assert trees.to_string(caption) == (
+      "(FRAG (NP (NN Complex) (NN trait) (NN analysis)) (-LRB- -LRB-) "
+      "(CD 1) (-RRB- -RRB-) (. .))")
+  heading = trees.normalize(trees.parse("( (HEADING (NP (NN Abstract))))"))
+  assert trees.to_string(heading) == "(NP (NN Abstract))"
+  word = trees.normalize(trees.parse("( (HEADING (NN Footnotes)))"))
+  assert trees.to_string(word) == "(FRAG (NN Footnotes))"
+  assert trees.normalize(trees.parse("(ADVP|PRT (RB up))"))[0] == "ADVP"
+
+
+def test_treebanks_mix_by_weight(shared_data, tmp_path):
+  lines = sample_trees(shared_data)
+  raw = tmp_path / "raw"
+  raw.mkdir()
+  (raw / "wsj.trees").write_text("\n".join(lines[:30]) + "\n")
+  (raw / "craft.trees").write_text(
+      "( (HEADING (NP (NN Abstract))))\n" * 5 +
+      "( (S (NP (NML (NN gene) (NN expression))) (VP (VBZ rises)) (. .)))\n")
+  (raw / "dev.trees").write_text("\n".join(lines[30:40]) + "\n")
+  data_dir = str(tmp_path / "data")
+  generate("parsing_wsj", data_dir, raw_dir=str(raw),
+           raw_prefixes="train=wsj:1,craft:2,dev=dev", vocab_size=600,
+           log=lambda _: None)
+  problem = registry.problem("parsing_wsj")
+  vocab = problem.vocab(data_dir)
+  targets = {vocab.decode(e["targets"].numpy())
+             for e in problem.examples("train", data_dir).take(200)}
+  assert "(S (NP gene expression )NP (VP rises )VP . )S" in targets
+  assert "(NP Abstract )NP" in targets
+  assert not any("NML" in t or "HEADING" in t for t in targets)

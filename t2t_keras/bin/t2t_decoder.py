@@ -35,6 +35,11 @@ flags.DEFINE_string("score_file", None,
                     "TSV of source<TAB>target lines, or the sources when "
                     "--score_target_file is given. Writes log-prob<TAB>"
                     "log-prob per token<TAB>tokens, one line per pair.")
+flags.DEFINE_string("decode_prefix_file", None,
+                    "One target prefix per input line (an empty line for "
+                    "none): each output begins with its prefix and the "
+                    "search goes on from there (CTranslate2's "
+                    "target_prefix).")
 flags.DEFINE_string("score_target_file", None,
                     "The targets of --score_file, one line per source line.")
 
@@ -53,6 +58,9 @@ def main(argv):
     raise app.UsageError("--activation_dtype is for a checkpoint: an export "
                          "fixed its precision (--ct2_compute_type for "
                          "CTranslate2)")
+  if FLAGS.decode_prefix_file and (FLAGS.score_file or FLAGS.ct2_model_dir):
+    raise app.UsageError("--decode_prefix_file goes with decoding through a "
+                         "checkpoint or --saved_model_dir")
   if FLAGS.score_file and exported:
     raise app.UsageError("--score_file scores with a checkpoint (--problem, "
                          "--output_dir, --data_dir), not an export")
@@ -69,7 +77,8 @@ def main(argv):
   if FLAGS.decode_split:
     inputs = run.write_split(FLAGS.problem, FLAGS.data_dir, FLAGS.decode_split,
                              FLAGS.decode_to_file)
-  paths = [FLAGS.score_file or inputs, FLAGS.score_target_file]
+  paths = [FLAGS.score_file or inputs,
+           FLAGS.score_target_file or FLAGS.decode_prefix_file]
   opened = [open(p, "rb") if p else None for p in paths]
   source = LineReader(opened[0] or sys.stdin.buffer, paths[0] or "stdin")
   target = open(FLAGS.decode_to_file, "wb") \
@@ -86,8 +95,10 @@ def main(argv):
       run.score(FLAGS.problem, FLAGS.output_dir, FLAGS.data_dir, pairs,
                 target, **options)
     else:
+      prefixes = LineReader(opened[1], paths[1]) if opened[1] else None
       run.decode(FLAGS.problem, FLAGS.output_dir, FLAGS.data_dir, source,
                  target, saved_model_dir=FLAGS.saved_model_dir,
+                 prefixes=prefixes,
                  ct2_model_dir=FLAGS.ct2_model_dir,
                  ct2_compute_type=FLAGS.ct2_compute_type, **options)
   finally:

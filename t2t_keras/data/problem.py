@@ -15,7 +15,11 @@ default, written here with what calls it:
 | ``vocab`` | the two above | none: the problem cannot be decoded from text |
 | ``decode_defaults`` | t2t-decoder, t2t-exporter | the paper's settings |
 | ``postprocess`` | t2t-decoder | the decoded text unchanged |
+| ``repaired`` | t2t-decoder (``repaired N of M``) | never (no repair) |
+| ``decode_constraint`` | every search, scoring, the export | None |
 | ``validation_bleu`` | t2t-trainer (``--eval_bleu`` default) | False |
+| ``validation_metric`` | t2t-trainer's dev decoding | "bleu" |
+| ``dev_score`` | the same | None: sacreBLEU of the outputs |
 """
 
 from t2t_keras.data import pipeline
@@ -37,6 +41,13 @@ class Problem:
   # by default (translation problems); otherwise dev loss picks the best
   # checkpoint.
   validation_bleu = False
+  # What that decoding scores ("bleu", or the problem's own metric computed
+  # by ``dev_score``, e.g. parsing's "f1").
+  validation_metric = "bleu"
+  # Whether ``postprocess`` repairs outputs (``repaired`` says which).
+  repairs = False
+  # Decode hparams of the trainer's dev decoding, over ``decode_defaults``.
+  eval_decode_defaults = {}
 
   @property
   def name(self):
@@ -109,3 +120,21 @@ class Problem:
     ``source`` line (parsing repairs trees here). Default: ``text``."""
     del source
     return text
+
+  def repaired(self, text, source):
+    """Whether ``postprocess`` had to repair ``text``. Default: never."""
+    del text, source
+    return False
+
+  def decode_constraint(self, data_dir):
+    """A ``decoding.constraints.Constraint`` every search of this problem
+    applies (parsing: well-formed trees), or None."""
+    del data_dir
+    return None
+
+  def dev_score(self, outputs, references, sources, data_dir):
+    """The figure named ``validation_metric`` (higher is better) of the
+    postprocessed dev ``outputs``, given the dev ``references`` and
+    ``sources`` (texts); None: sacreBLEU (the default)."""
+    del outputs, references, sources, data_dir
+    return None

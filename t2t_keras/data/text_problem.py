@@ -119,12 +119,18 @@ class Text2TextProblem(Problem):
         f"vocabulary from {len(texts):,} sampled lines "
         f"(byte budget {byte_budget:,} per language)")
     vocab = SubwordVocab.build(texts, self.vocab_size, self.vocab_model_type,
-                               split_by_script=self.vocab_split_by_script)
+                               split_by_script=self.vocab_split_by_script,
+                               symbols=self.vocab_symbols(source))
     vocab.save(path)
     note = "" if vocab.size == self.vocab_size else (
         f"; the text was too small for {self.vocab_size}")
     log(f"wrote {path} ({vocab.size} pieces{note})")
     return vocab
+
+  def vocab_symbols(self, source):
+    """Pieces the vocabulary must keep whole (e.g. parsing's brackets)."""
+    del source
+    return ()
 
   def encode_pair(self, vocab, source, target):
     return vocab.encode(source) + [EOS_ID], vocab.encode(target) + [EOS_ID]

@@ -41,12 +41,15 @@ class SubwordVocab:
 
   # -- building and files ---------------------------------------------------
   @classmethod
-  def build(cls, texts, vocab_size, model_type="bpe", split_by_script=True):
+  def build(cls, texts, vocab_size, model_type="bpe", split_by_script=True,
+            symbols=()):
     """Trains a model of ``vocab_size`` pieces on an iterable of strings.
 
     ``split_by_script=False`` lets a piece join letters with punctuation
     ("(NP" one piece, not "(" + "NP"); by default SentencePiece never merges
-    across a change of Unicode script.
+    across a change of Unicode script. ``symbols`` are pieces the model
+    always keeps whole (SentencePiece's user-defined symbols; "\u2581(NP"
+    is "(NP" after a space).
 
     When the texts are too small for that many pieces, the model is smaller
     (a soft limit) rather than an error. The same texts give the same model,
@@ -66,7 +69,7 @@ class SubwordVocab:
           pad_id=PAD_ID, eos_id=EOS_ID, unk_id=UNK_ID, bos_id=-1,
           max_sentence_length=_MAX_SENTENCE_BYTES, num_threads=2,
           hard_vocab_limit=False, split_by_unicode_script=split_by_script,
-          minloglevel=2)
+          user_defined_symbols=list(symbols), minloglevel=2)
     except RuntimeError as e:
       raise UserError(
           f"cannot build a vocabulary of {vocab_size} pieces: "
@@ -104,6 +107,11 @@ class SubwordVocab:
     if EOS_ID in ids:
       ids = ids[:ids.index(EOS_ID)]
     return self._sp.decode([i for i in ids if i != PAD_ID])
+
+  def all_pieces(self):
+    """Every id's piece as a string, in id order (word-initial pieces begin
+    with U+2581)."""
+    return [self._sp.id_to_piece(i) for i in range(self.size)]
 
   def pieces(self, ids):
     """Ids -> their pieces as strings (EOS is "</s>"), for display."""

@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from t2t_keras.decoding.beam_search import (ALPHA, BEAM_SIZE, EXTRA_LENGTH,
                                             NEG_INF)
+from t2t_keras.decoding.constraints import PrefixConstraint
 from t2t_keras.decoding.sampling import check_sampling
 from t2t_keras.decoding.search import search_function
 from t2t_keras.errors import UserError
@@ -104,6 +105,7 @@ class DecodeStats:
   sentences: int = 0
   target_tokens: int = 0
   truncated: int = 0
+  repaired: int = 0
   seconds: float = 0.0
 
 
@@ -118,16 +120,25 @@ class Decoder:
     hparams: from ``decode_hparams``.
     postprocess: ``(text, source) -> line`` (a problem's ``postprocess``).
     target_vocab: decodes the outputs when the two sides differ.
+    constraint: a ``decoding.constraints.Constraint`` every search applies
+      (a problem's ``decode_constraint``), or None.
+    repaired: ``(text, source) -> bool``, whether ``postprocess`` repaired
+      an output (counted in ``stats.repaired``).
   """
 
   def __init__(self, model, vocab, hparams, postprocess=None,
-               target_vocab=None):
+               target_vocab=None, constraint=None, repaired=None):
     self.model, self.vocab, self.hparams = model, vocab, hparams
     self.target_vocab = target_vocab or vocab
-    self.postprocess = postprocess
-    self._search = tf.function(
-        search_function(model, hparams),
-        input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    self.postprocess, self.repaired = postprocess, repaired
+    self.constraint = constraint
+    search = search_function(model, hparams)
+    ids = tf.TensorSpec([None, None], tf.int32)
+    self._search = tf.function(lambda inputs: search(inputs, constraint),
+                               input_signature=[ids])
+    self._search_prefixed = tf.function(
+        lambda inputs, prefixes: search(inputs, PrefixConstraint(prefixes)),
+        input_signature=[ids, ids])
     self.stats = DecodeStats()
 
   def encode(self, line):
@@ -137,29 +148,44 @@ class Decoder:
     self.stats.truncated += cut
     return ids
 
-  def search(self, batch):
-    """int32 [batch, length] source ids -> numpy (ids [batch, beams,
-    length], scores [batch, beams])."""
-    ids, scores = self._search(batch)
+  def search(self, batch, prefixes=None):
+    """int32 [batch, length] source ids (and int32 [batch, prefix_length]
+    0-padded target prefixes) -> numpy (ids [batch, beams, length], scores
+    [batch, beams])."""
+    if prefixes is None:
+      ids, scores = self._search(batch)
+    else:
+      ids, scores = self._search_prefixed(batch, prefixes)
     return ids.numpy(), scores.numpy()
 
-  def decode(self, lines, progress=None):
+  def decode(self, lines, progress=None, prefixes=None):
     """Decoded strings, one per line (with return_beams, a list per line of
     the (string, score) pairs the search finished, best first).
 
+    ``prefixes``: optional target prefixes (str, "" for none), one per line:
+    each output begins with its prefix (``constraints.PrefixConstraint``).
     ``progress(sentences)`` is called after each batch with the number of
     sentences this decoder has done in all."""
+    if prefixes is not None and self.constraint is not None:
+      raise UserError("target prefixes cannot be combined with this "
+                      "problem's decoding constraint")
+    encoded_prefixes = None if prefixes is None else [
+        self.target_vocab.encode(p)[:self.hparams.max_input_length]
+        for p in prefixes]
     return self.decode_ids([self.encode(line) for line in lines], lines,
-                           progress)
+                           progress, encoded_prefixes)
 
-  def decode_ids(self, encoded, sources, progress=None):
+  def decode_ids(self, encoded, sources, progress=None, prefixes=None):
     """``decode`` of sentences already encoded (lists of ids ending in
-    EOS); ``sources`` are their texts, for ``postprocess``."""
+    EOS); ``sources`` are their texts, for ``postprocess``; ``prefixes``
+    lists of target ids (no EOS), or None."""
     start = time.time()
     results = [None] * len(encoded)
     for chunk in length_sorted_chunks([len(e) for e in encoded],
                                       self.hparams.batch_size):
-      ids, scores = self.search(padded([encoded[i] for i in chunk]))
+      ids, scores = self.search(
+          padded([encoded[i] for i in chunk]),
+          None if prefixes is None else padded([prefixes[i] for i in chunk]))
       for row, index in enumerate(chunk):
         if self.hparams.return_beams:   # real hypotheses only, never filler
           results[index] = [
@@ -176,6 +202,8 @@ class Decoder:
 
   def _text(self, ids, source):
     text = self.target_vocab.decode(ids)
+    if self.repaired and self.repaired(text, source):
+      self.stats.repaired += 1
     return self.postprocess(text, source) if self.postprocess else text
 
 
@@ -189,9 +217,11 @@ def format_output(output):
 
 
 def decode_stream(decoder, reader, target, window=DEFAULT_WINDOW,
-                  log=log_line, progress_seconds=3.0):
+                  log=log_line, progress_seconds=3.0, prefixes=None):
   """Decodes the lines of ``reader`` (a ``lines.LineReader``) into the
-  binary stream ``target``, ``window`` lines at a time.
+  binary stream ``target``, ``window`` lines at a time; ``prefixes``, a
+  LineReader of one target prefix per input line ("" for none), forces
+  each output's beginning.
 
   Each window's outputs are written with one write and flushed, so a killed
   run leaves only complete lines. Progress goes to ``log`` at most every
@@ -209,7 +239,15 @@ def decode_stream(decoder, reader, target, window=DEFAULT_WINDOW,
       last = now
 
   for lines in windows(reader, window):
-    outputs = decoder.decode(lines, progress=progress)
+    if prefixes is None:
+      outputs = decoder.decode(lines, progress=progress)
+    else:
+      given = list(itertools.islice(prefixes, len(lines)))
+      if len(given) < len(lines):
+        raise UserError(f"{prefixes.name} ends after {prefixes.lines} "
+                        f"line(s) but the input goes on: give one prefix "
+                        "per input line (an empty line for none)")
+      outputs = decoder.decode(lines, progress=progress, prefixes=given)
     target.write("".join(format_output(o) + "\n"
                          for o in outputs).encode("utf-8"))
     target.flush()
@@ -217,6 +255,8 @@ def decode_stream(decoder, reader, target, window=DEFAULT_WINDOW,
   seconds = time.time() - start
   log(f"decoded {written:,} line(s) in {seconds:.1f} s "
       f"({written / max(seconds, 1e-9):.1f} sentences/s)")
+  if getattr(decoder, "repaired", None):
+    log(f"repaired {decoder.stats.repaired} of {written}")
   if decoder.stats.truncated:
     log(f"{decoder.stats.truncated} line(s) longer than "
         f"{decoder.hparams.max_input_length} tokens were cut to that length")

@@ -1,7 +1,8 @@
-"""Validation BLEU during training: the model being trained decodes the
-first lines of its problem's dev split, and sacreBLEU scores the outputs
-against the dev references (fairseq's --eval-bleu, Marian's
---valid-metrics bleu).
+"""Validation by the task's metric during training: the model being
+trained decodes the first lines of its problem's dev split (under the
+problem's decoding constraint), and the problem's ``dev_score`` scores the
+outputs (parsing: EVALB F1), else sacreBLEU against the dev references
+(fairseq's --eval-bleu, Marian's --valid-metrics bleu).
 
 Sources are the dev examples' ids as datagen encoded them (no re-encoding);
 references are their target ids decoded back to text.
@@ -35,7 +36,8 @@ def split_text(problem, data_dir, split, max_lines=None):
 
 
 class DevBleu:
-  """Scores ``model`` on dev each time it is called.
+  """Scores ``model`` on dev each time it is called, by the problem's
+  ``validation_metric`` (``metric``: "bleu", "f1", ...).
 
   Args:
     model: the ``Seq2SeqModel`` being trained (its current weights decode).
@@ -50,16 +52,23 @@ class DevBleu:
     ids, self.sources, self.references = split_text(problem, data_dir, "dev",
                                                     max_lines)
     self.encoded = [with_eos(i, hparams.max_input_length)[0] for i in ids]
+    self.problem, self.data_dir = problem, data_dir
+    self.metric = problem.validation_metric
     self.decoder = Decoder(model, problem.input_vocab(data_dir), hparams,
                            postprocess=problem.postprocess,
-                           target_vocab=problem.target_vocab(data_dir))
+                           target_vocab=problem.target_vocab(data_dir),
+                           constraint=problem.decode_constraint(data_dir),
+                           repaired=problem.repaired)
 
   @property
   def lines(self):
     return len(self.encoded)
 
   def __call__(self):
-    """(sacreBLEU of the current model on the dev lines, the outputs)."""
+    """(the metric of the current model on the dev lines, the outputs)."""
     outputs = self.decoder.decode_ids(self.encoded, self.sources)
-    score, _ = sacre_bleu(outputs, self.references)
+    score = self.problem.dev_score(outputs, self.references, self.sources,
+                                   self.data_dir)
+    if score is None:
+      score, _ = sacre_bleu(outputs, self.references)
     return score, outputs

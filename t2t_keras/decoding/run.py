@@ -65,7 +65,9 @@ def score(problem_name, model_dir, data_dir, pairs, target,
   log(f"scoring with {path} in {describe_precision(model)}")
   scorer = Scorer(model, vocabs[0], vocabs[1],
                   max_input_length=hparams.max_input_length,
-                  batch_size=hparams.batch_size)
+                  batch_size=hparams.batch_size,
+                  constraint=problem.decode_constraint(data_dir),
+                  extra_length=hparams.extra_length)
   return score_stream(scorer, pairs, target, window, log=log)
 
 
@@ -73,19 +75,27 @@ def decode(problem_name, model_dir, data_dir, source, target,
            checkpoint_path=None, decode_overrides="", hparams_set=None,
            model_name=None, saved_model_dir=None, ct2_model_dir=None,
            ct2_compute_type="float32", activation_dtype=None,
-           window=DEFAULT_WINDOW, log=_to_stderr):
+           window=DEFAULT_WINDOW, prefixes=None, log=_to_stderr):
   """Decodes the lines of ``source`` (a ``lines.LineReader``) into the
   binary stream ``target`` with the run in ``model_dir`` (computing in
   ``activation_dtype``, default: as it trained), the SavedModel in
   ``saved_model_dir`` (its decode hparams are fixed) or the CTranslate2
   export in ``ct2_model_dir`` (its decode hparams, then
   ``decode_overrides``), ``window`` lines at a time; progress goes to
-  ``log`` (stderr: stdout may be the output). Returns the number of lines
-  written."""
+  ``log`` (stderr: stdout may be the output). ``prefixes``: a LineReader
+  of one target prefix per input line, forced at each output's start.
+  Returns the number of lines written."""
+  if ct2_model_dir and prefixes is not None:
+    raise UserError("target prefixes decode through a checkpoint or a "
+                    "SavedModel, not the CTranslate2 export")
   if saved_model_dir:
+    problem = registry.problem(problem_name) if problem_name else None
     log(f"decoding with the SavedModel {saved_model_dir}")
-    return decode_stream(SavedModelDecoder(saved_model_dir), source, target,
-                         window, log=log)
+    decoder = SavedModelDecoder(
+        saved_model_dir, postprocess=problem and problem.postprocess,
+        repaired=problem and problem.repairs and problem.repaired)
+    return decode_stream(decoder, source, target, window, log=log,
+                         prefixes=prefixes)
   if ct2_model_dir:
     postprocess = (registry.problem(problem_name).postprocess
                    if problem_name else None)
@@ -99,7 +109,11 @@ def decode(problem_name, model_dir, data_dir, source, target,
                                        model_name, activation_dtype)
   hparams = decode_hparams(decode_overrides, problem.decode_defaults)
   decoder = Decoder(model, vocabs[0], hparams,
-                    postprocess=problem.postprocess, target_vocab=vocabs[1])
+                    postprocess=problem.postprocess, target_vocab=vocabs[1],
+                    constraint=problem.decode_constraint(data_dir),
+                    repaired=problem.repaired if problem.repairs else None)
   log(f"decoding with {path} in {describe_precision(model)}: "
-      f"{describe(hparams)}")
-  return decode_stream(decoder, source, target, window, log=log)
+      f"{describe(hparams)}" + ("" if decoder.constraint is None else
+                                f", constrained ({problem.name})"))
+  return decode_stream(decoder, source, target, window, log=log,
+                       prefixes=prefixes)

@@ -51,8 +51,9 @@ def filter_logits(log_probs, method, top_k=0, top_p=1.0, temperature=1.0):
 
 
 def sample_decode(model, inputs, method="topk", top_k=0, top_p=1.0,
-                  temperature=1.0, seed=0, extra_length=50):
-  """Sampled outputs: (ids [batch, max_length], log-prob [batch])."""
+                  temperature=1.0, seed=0, extra_length=50, constraint=None):
+  """Sampled outputs: (ids [batch, max_length], log-prob [batch]), drawn
+  among the tokens an optional ``constraint`` allows."""
   check_sampling(method, top_k, top_p, temperature)
 
   def choose(log_probs, step):
@@ -60,4 +61,4 @@ def sample_decode(model, inputs, method="topk", top_k=0, top_p=1.0,
     seeds = tf.stack([tf.constant(seed, tf.int32), tf.cast(step, tf.int32)])
     return tf.random.stateless_categorical(logits, 1, seed=seeds,
                                            dtype=tf.int32)[:, 0]
-  return token_by_token(model, inputs, choose, extra_length)
+  return token_by_token(model, inputs, choose, extra_length, constraint)

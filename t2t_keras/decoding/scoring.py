@@ -13,6 +13,8 @@ import time
 
 import tensorflow as tf
 
+from t2t_keras.decoding.beam_search import EXTRA_LENGTH
+from t2t_keras.decoding.constraints import constrained_log_probs, step_masks
 from t2t_keras.decoding.decoder import (BATCH_SIZE, DEFAULT_WINDOW,
                                        encode_with_eos, length_sorted_chunks,
                                        padded, windows)
@@ -33,11 +35,17 @@ class Scorer:
     max_input_length: sources (and targets) are cut to this many tokens,
       EOS included; cuts are counted in ``truncated``.
     batch_size: pairs per model call.
+    constraint: a ``decoding.constraints.Constraint`` (a problem's
+      ``decode_constraint``): each token is scored as the searches score
+      it under the constraint (a target it forbids scores about NEG_INF),
+      with the searches' length limits (input length + ``extra_length``).
   """
 
   def __init__(self, model, vocab, target_vocab=None, max_input_length=512,
-               batch_size=BATCH_SIZE):
-    self.model, self.vocab = model, vocab
+               batch_size=BATCH_SIZE, constraint=None,
+               extra_length=EXTRA_LENGTH):
+    self.model, self.vocab, self.constraint = model, vocab, constraint
+    self.extra_length = extra_length
     self.target_vocab = target_vocab or vocab
     self.max_input_length, self.batch_size = max_input_length, batch_size
     self.truncated = 0
@@ -47,7 +55,13 @@ class Scorer:
     """-> (log-prob sums [batch], token counts [batch])."""
     logits = self.model({"inputs": inputs, "targets": targets},
                         training=False)
-    log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32))
+    logits = tf.cast(logits, tf.float32)
+    limits = tf.reduce_sum(tf.cast(tf.not_equal(inputs, PAD_ID), tf.int32),
+                           1) + self.extra_length
+    masks = None if self.constraint is None else step_masks(
+        self.constraint, inputs, targets, tf.shape(logits)[2], limits)
+    log_probs = constrained_log_probs(
+        logits, masks, self.constraint is None or self.constraint.renormalize)
     chosen = tf.gather(log_probs, targets, axis=2, batch_dims=2)
     real = tf.cast(tf.not_equal(targets, PAD_ID), tf.float32)
     return tf.reduce_sum(chosen * real, 1), tf.reduce_sum(real, 1)

@@ -12,6 +12,11 @@ Signatures:
     scores float32 [batch] (length-penalized log-probabilities).
   decode_ids: input_ids int32 [batch, length] (0-padded, EOS-terminated) ->
     output_ids int32 [batch, length], scores float32 [batch].
+  prefixed (problems without a decoding constraint): inputs tf.string
+    [batch], prefixes tf.string [batch] ("" for none) -> outputs, scores as
+    serving_default, each output beginning with its prefix. A separate
+    signature because TF Serving's signatures have no optional inputs.
+A problem's decoding constraint (parsing's trees) is part of every search.
 """
 
 import os
@@ -21,6 +26,7 @@ import time
 import keras
 import tensorflow as tf
 
+from t2t_keras.decoding.constraints import PrefixConstraint
 from t2t_keras.decoding.search import search_function
 from t2t_keras.errors import ExistingFileError, UserError
 from t2t_keras.logs import native_stderr_silenced
@@ -28,12 +34,14 @@ from t2t_keras.export.serving_ops import SERVING_RELEASE, missing_ops
 
 
 def export(model, vocab, hparams, export_dir, version=None,
-           target_vocab=None):
+           target_vocab=None, constraint=None):
   """Writes ``<export_dir>/<version>/`` (TF Serving's layout; version an
   integer, default: seconds since the epoch). Returns the path.
 
   ``model`` is a ``models.base.Seq2SeqModel``; ``vocab`` tokenizes the
-  inputs and detokenizes the outputs unless ``target_vocab`` is given."""
+  inputs and detokenizes the outputs unless ``target_vocab`` is given;
+  ``constraint`` (a ``decoding.constraints.Constraint``) applies to every
+  search."""
   target_vocab = target_vocab or vocab
   version = int(version if version is not None else time.time())
   path = os.path.join(export_dir, str(version))
@@ -44,18 +52,28 @@ def export(model, vocab, hparams, export_dir, version=None,
   best_only.return_beams = False
   beams = search_function(model, best_only)
 
-  def search(ids):
-    out, scores = beams(ids)
+  def search(ids, prefixes=None):
+    out, scores = beams(ids, constraint if prefixes is None else
+                        PrefixConstraint(prefixes))
     return out[:, 0], scores[:, 0]               # the best of each batch row
 
   tokenizer = vocab.tf_tokenizer
   limit = hparams.max_input_length - 1
 
-  def serve_strings(inputs):
+  def source_ids(inputs):
     ids = tokenizer.tokenize(inputs)[:, :limit]
     eos = tf.ones([tf.shape(inputs)[0], 1], ids.dtype)
     ids = tf.concat([ids, tf.RaggedTensor.from_tensor(eos)], axis=1)
-    out, scores = search(tf.cast(ids.to_tensor(0), tf.int32))
+    return tf.cast(ids.to_tensor(0), tf.int32)
+
+  def serve_strings(inputs):
+    out, scores = search(source_ids(inputs))
+    return {"outputs": target_vocab.tf_decode(out), "scores": scores}
+
+  def serve_prefixed(inputs, prefixes):
+    prefix_ids = target_vocab.tf_tokenizer.tokenize(prefixes)[:, :limit]
+    out, scores = search(source_ids(inputs),
+                         tf.cast(prefix_ids.to_tensor(0), tf.int32))
     return {"outputs": target_vocab.tf_decode(out), "scores": scores}
 
   def serve_ids(input_ids):
@@ -71,6 +89,10 @@ def export(model, vocab, hparams, export_dir, version=None,
       tf.TensorSpec([None], tf.string, name="inputs")])
   archive.add_endpoint("decode_ids", serve_ids, input_signature=[
       tf.TensorSpec([None, None], tf.int32, name="input_ids")])
+  if constraint is None:
+    archive.add_endpoint("prefixed", serve_prefixed, input_signature=[
+        tf.TensorSpec([None], tf.string, name="inputs"),
+        tf.TensorSpec([None], tf.string, name="prefixes")])
   with native_stderr_silenced():   # SentencePiece's note as ops run
     archive.write_out(path, verbose=False)
   missing = missing_ops(path)

@@ -42,10 +42,12 @@ def export_run(problem_name, model_dir, data_dir, checkpoint_path=None,
     return target
   if type(problem).postprocess is not Problem.postprocess:
     log(f"note: {problem_name}'s outputs are exported as decoded text, "
-        "without its post-processing (t2t-decoder applies it)")
+        "without its post-processing (t2t-decoder --problem=... "
+        "--saved_model_dir=... applies it)")
+  constraint = problem.decode_constraint(data_dir)
   target = export(model, vocabs[0], hparams,
                   export_dir or os.path.join(model_dir, "export"), version,
-                  target_vocab=vocabs[1])
+                  target_vocab=vocabs[1], constraint=constraint)
   log(f"exported {path} (in {describe_precision(model)}; "
       f"{describe(hparams)}) to {target}")
   return target

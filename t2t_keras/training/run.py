@@ -147,14 +147,15 @@ class _Validation:
     self.bleu = None
     if use_bleu:
       self.bleu = DevBleu(trainer.model, problem, c.data_dir, decode_hparams(
-          c.eval_decode_overrides, problem.decode_defaults),
+          c.eval_decode_overrides, dict(problem.decode_defaults,
+                                        **problem.eval_decode_defaults)),
                           c.eval_bleu_lines)
-      log(f"validation BLEU: {self.bleu.lines:,} dev sentence(s), "
-          f"{describe(self.bleu.decoder.hparams)}")
+      log(f"validation {self.bleu.metric.upper()}: {self.bleu.lines:,} dev "
+          f"sentence(s), {describe(self.bleu.decoder.hparams)}")
     # Every worker reads the chief's record, so that all make the same
     # early-stopping decision; only the chief writes it.
     self.keeper = BestKeeper(c.output_dir, trainer.model,
-                             "bleu" if use_bleu else "loss",
+                             self.bleu.metric if use_bleu else "loss",
                              higher_is_better=use_bleu,
                              patience=c.early_stopping_patience, write=chief)
     if self.keeper.restarted:
@@ -172,9 +173,15 @@ class _Validation:
             f"accuracy {metrics['accuracy']:.3f}")
     if self.bleu:
       start = time.time()
-      metrics["bleu"], _ = self.bleu()
-      line += (f"  BLEU {metrics['bleu']:.2f} ({self.bleu.lines:,} "
-               f"sentences, {time.time() - start:.1f} s)")
+      metric = self.bleu.metric
+      metrics[metric], _ = self.bleu()
+      line += (f"  {metric.upper()} {metrics[metric]:.2f} ({self.bleu.lines:,} "
+               f"sentences, {time.time() - start:.1f} s")
+      repaired = self.bleu.decoder.stats.repaired
+      if self.bleu.decoder.repaired:
+        line += f", {repaired} repaired"
+        self.bleu.decoder.stats.repaired = 0
+      line += ")"
     with self.writer.as_default(step=trainer.step):
       for name, value in metrics.items():
         tf.summary.scalar(name, value)

@@ -1,0 +1,150 @@
+"""Decoding constraints: which tokens each hypothesis may emit next.
+
+A constraint keeps per-hypothesis state in tensors (a dict of tensors whose
+first axis is the hypothesis, so beam search reorders it with the same
+indices as the model's cache) and, at each step, answers a boolean mask
+[hypotheses, vocab] of the allowed tokens. Searches (beam, greedy,
+sampling), scoring and the exported SavedModel apply it the same way, with
+core TensorFlow ops only:
+
+* ``renormalize = True`` (a grammar, e.g. parsing's well-formed trees):
+  disallowed tokens get NEG_INF before normalization, so the model's
+  distribution is renormalized over the allowed tokens and a forced token
+  costs nothing.
+* ``renormalize = False`` (a forced prefix): disallowed tokens get NEG_INF
+  after normalization, so a forced token costs what the model gives it, as
+  forced decoding (``decoding.scoring``) would score it.
+
+Interface (``Constraint``):
+  start(inputs [batch, length], hypotheses) -> state, rows batch*hypotheses
+  allowed(state, step, limits [n], vocab) -> bool [n, vocab]
+  advance(state, tokens [n]) -> state
+  min_limits(state) -> int32 [n]: outputs need at least this many tokens
+    (EOS included); the search raises its length limits to them.
+"""
+
+import tensorflow as tf
+
+from t2t_keras.ids import PAD_ID
+
+NEG_INF = -1e9
+
+
+class Constraint:
+  """Base class: allows everything (see the module docstring)."""
+
+  renormalize = True
+
+  def start(self, inputs, hypotheses):
+    del inputs, hypotheses
+    return {}
+
+  def allowed(self, state, step, limits, vocab):
+    del state, step, vocab
+    return tf.ones([tf.shape(limits)[0], 1], tf.bool)
+
+  def advance(self, state, tokens):
+    del tokens
+    return state
+
+  def min_limits(self, state):
+    del state
+    return None
+
+
+def per_hypothesis(tensor, hypotheses):
+  """Each row of ``tensor`` repeated ``hypotheses`` times (beam order)."""
+  return tf.repeat(tensor, hypotheses, axis=0)
+
+
+def one_hot_mask(ids, vocab):
+  """int [n] -> bool [n, vocab], True at each row's id."""
+  return tf.equal(tf.range(vocab)[None, :], tf.cast(ids, tf.int32)[:, None])
+
+
+def bias(mask):
+  """bool mask -> float32 0 where allowed, NEG_INF elsewhere."""
+  return tf.where(mask, 0.0, NEG_INF)
+
+
+def constrained_log_probs(logits, mask, renormalize):
+  """log-softmax of float32 ``logits`` [n, vocab] under a bool ``mask``
+  (None: no constraint), as the module docstring says."""
+  if mask is None:
+    return tf.nn.log_softmax(logits)
+  if renormalize:
+    return tf.nn.log_softmax(logits + bias(mask))
+  return tf.nn.log_softmax(logits) + bias(mask)
+
+
+class PrefixConstraint(Constraint):
+  """Each output begins with its prefix (CTranslate2's ``target_prefix``),
+  then the search goes on freely.
+
+  Args:
+    prefixes: int32 [batch, prefix_length], 0-padded target ids (no EOS);
+      a row of padding only leaves its sentence free.
+  """
+
+  renormalize = False
+
+  def __init__(self, prefixes):
+    prefixes = tf.cast(prefixes, tf.int32)
+    # One padding column, so that a step past every prefix reads padding.
+    self.prefixes = tf.pad(prefixes, [[0, 0], [0, 1]])
+
+  def start(self, inputs, hypotheses):
+    del inputs
+    lengths = tf.reduce_sum(
+        tf.cast(tf.not_equal(self.prefixes, PAD_ID), tf.int32), 1)
+    return {"prefix": per_hypothesis(self.prefixes, hypotheses),
+            "length": per_hypothesis(lengths, hypotheses)}
+
+  def allowed(self, state, step, limits, vocab):
+    del limits
+    prefix = state["prefix"]
+    at = tf.minimum(step, tf.shape(prefix)[1] - 1)
+    forced = tf.gather(prefix, at, axis=1)
+    free = step >= state["length"]
+    return tf.logical_or(free[:, None], one_hot_mask(forced, vocab))
+
+  def min_limits(self, state):
+    return state["length"] + 1
+
+
+def step_masks(constraint, inputs, targets, vocab, limits):
+  """The masks a constraint gives along given outputs (for scoring).
+
+  Args:
+    constraint: a ``Constraint``.
+    inputs: int32 [batch, source_length].
+    targets: int32 [batch, target_length], EOS-terminated, 0-padded.
+    vocab: the target vocabulary size.
+    limits: int32 [batch], the searches' length limits (input length +
+      extra_length), raised to the constraint's ``min_limits`` here.
+  Returns:
+    bool [batch, target_length, vocab]: step t's mask before target t.
+  """
+  state = constraint.start(inputs, 1)
+  needed = constraint.min_limits(state)
+  if needed is not None:
+    limits = tf.maximum(limits, needed)
+  steps = tf.shape(targets)[1]
+  masks = tf.TensorArray(tf.bool, size=steps)
+
+  def body(step, state, masks):
+    masks = masks.write(step, constraint.allowed(state, step, limits, vocab))
+    token = targets[:, step]
+    advanced = constraint.advance(state, token)
+    # Rows past their EOS keep their state (their masks are not scored).
+    live = tf.not_equal(token, PAD_ID)
+    state = tf.nest.map_structure(
+        lambda new, old: tf.where(
+            tf.reshape(live, [-1] + [1] * (new.shape.rank - 1)), new, old),
+        advanced, state)
+    return step + 1, state, masks
+
+  _, _, masks = tf.while_loop(lambda step, *_: step < steps, body,
+                              (tf.constant(0), state, masks))
+  return tf.transpose(masks.stack(), [1, 0, 2])
+

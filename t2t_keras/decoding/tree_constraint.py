@@ -1,0 +1,165 @@
+"""Parsing's decoding constraint: every output is a well-formed linearized
+tree over exactly the input words, in order (``t2t_keras.trees``).
+
+Tokens are SentencePiece pieces of one shared vocabulary: bracket tokens
+("(NP", ")NP") are single pieces; leaves are either the words themselves,
+copied piece by piece from the source (``leaf_piece=None``), or one
+placeholder piece a word (``leaf_piece``, e.g. "XX"). At each step a
+hypothesis may emit
+
+* an opening bracket: at a word boundary, while words are left, inside the
+  root (or as the root, at step 0), below ``max_depth``, and only if the
+  length budget still leaves room to finish after it;
+* the closing bracket of the innermost open constituent: at a word
+  boundary, if that constituent holds something, and for the root only once
+  every word is placed;
+* the next leaf: the next source piece (inside a word, the only choice), or
+  the placeholder;
+* EOS: once every word is placed and every bracket closed.
+
+The budget: with ``left`` leaf tokens still to place and ``depth`` brackets
+open, finishing takes ``left + depth + 1`` tokens (EOS included), so an
+opening bracket is allowed only where ``left + depth + 3`` tokens remain.
+The search raises each sentence's length limit to ``leaves + 3`` where it
+is smaller (``min_limits``), so a hypothesis can always finish.
+"""
+
+import numpy as np
+import tensorflow as tf
+
+from t2t_keras import trees
+from t2t_keras.decoding.constraints import (Constraint, one_hot_mask,
+                                            per_hypothesis)
+from t2t_keras.ids import EOS_ID, PAD_ID
+
+WORD_START = "\u2581"      # SentencePiece's mark of a word-initial piece
+MAX_DEPTH = 64
+
+
+def vocab_tables(pieces):
+  """Per-id tables of a vocabulary's ``pieces`` (str, id order).
+
+  Returns dict of numpy arrays [vocab]: ``close_of`` (int32: for an opening
+  bracket whose closing bracket is a piece too, that piece's id; else -1),
+  ``is_close`` (bool), ``word_start`` (bool: begins a word and is no
+  bracket).
+  """
+  index = {piece: i for i, piece in enumerate(pieces)}
+  close_of = np.full([len(pieces)], -1, np.int32)
+  is_close = np.zeros([len(pieces)], bool)
+  word_start = np.zeros([len(pieces)], bool)
+  for i, piece in enumerate(pieces):
+    if i in (PAD_ID, EOS_ID) or not piece.startswith(WORD_START):
+      continue
+    token = piece[1:]
+    if not trees.is_bracket(token):
+      word_start[i] = True
+    elif token[0] == "(":
+      close_of[i] = index.get(WORD_START + ")" + token[1:], -1)
+    else:
+      is_close[i] = True
+  return {"close_of": close_of, "is_close": is_close,
+          "word_start": word_start}
+
+
+class TreeConstraint(Constraint):
+  """Well-formed trees over the input words (see the module docstring).
+
+  Args:
+    pieces: the shared vocabulary's pieces (``SubwordVocab.all_pieces``).
+    leaf_piece: the placeholder leaf piece (e.g. "\u2581XX"); None: leaves
+      copy the input words.
+    max_depth: the deepest nesting allowed.
+  """
+
+  renormalize = True
+
+  def __init__(self, pieces, leaf_piece=None, max_depth=MAX_DEPTH):
+    self.tables = vocab_tables(pieces)
+    self.leaf_id = None if leaf_piece is None else pieces.index(leaf_piece)
+    self.max_depth = max_depth
+
+  def _table(self, name, vocab):
+    """A table as a tensor of ``vocab`` entries (padded with 0 / -1)."""
+    table = tf.constant(self.tables[name])
+    pad = tf.maximum(vocab - tf.shape(table)[0], 0)
+    fill = -1 if name == "close_of" else False
+    return tf.pad(table, [[0, pad]], constant_values=fill)[:vocab]
+
+  def start(self, inputs, hypotheses):
+    inputs = tf.cast(inputs, tf.int32)
+    real = tf.logical_and(tf.not_equal(inputs, PAD_ID),
+                          tf.not_equal(inputs, EOS_ID))
+    if self.leaf_id is None:
+      leaves = tf.reduce_sum(tf.cast(real, tf.int32), 1)
+    else:   # one placeholder a word: count word-initial pieces
+      starts = tf.gather(tf.constant(self.tables["word_start"]),
+                         tf.where(real, inputs, 0))
+      leaves = tf.reduce_sum(tf.cast(tf.logical_and(real, starts), tf.int32),
+                             1)
+    n = tf.shape(inputs)[0] * hypotheses
+    return {"source": per_hypothesis(inputs, hypotheses),
+            "leaves": per_hypothesis(leaves, hypotheses),
+            "placed": tf.zeros([n], tf.int32),
+            "depth": tf.zeros([n], tf.int32),
+            "stack": tf.zeros([n, self.max_depth], tf.int32),
+            "fresh": tf.zeros([n], tf.bool)}
+
+  def _next_leaf(self, state, vocab):
+    """(the next leaf token [n], whether it begins a word [n])."""
+    if self.leaf_id is not None:
+      n = tf.shape(state["placed"])[0]
+      return tf.fill([n], self.leaf_id), tf.ones([n], tf.bool)
+    source = state["source"]
+    at = tf.minimum(state["placed"], tf.shape(source)[1] - 1)
+    piece = tf.gather(source, at[:, None], batch_dims=1)[:, 0]
+    return piece, tf.gather(self._table("word_start", vocab), piece)
+
+  def allowed(self, state, step, limits, vocab):
+    depth, left = state["depth"], state["leaves"] - state["placed"]
+    piece, starts_word = self._next_leaf(state, vocab)
+    boundary = tf.logical_or(tf.equal(left, 0), starts_word)
+    remaining = limits - step
+    may_open = (boundary & (left > 0) & (depth < self.max_depth) &
+                ((depth > 0) | tf.equal(step, 0)) &
+                (left + depth + 3 <= remaining))
+    may_close = (boundary & (depth > 0) & tf.logical_not(state["fresh"]) &
+                 ((depth > 1) | tf.equal(left, 0)))
+    may_leaf = (left > 0) & (depth > 0)
+    may_end = ((tf.equal(depth, 0) & tf.equal(left, 0) & (step > 0)) |
+               tf.equal(state["leaves"], 0))
+    innermost = tf.gather(state["stack"], tf.maximum(depth - 1, 0)[:, None],
+                          batch_dims=1)[:, 0]
+    opens = self._table("close_of", vocab) >= 0
+    mask = ((opens[None, :] & may_open[:, None]) |
+            (one_hot_mask(innermost, vocab) & may_close[:, None]) |
+            (one_hot_mask(piece, vocab) & may_leaf[:, None]) |
+            (one_hot_mask(tf.fill(tf.shape(depth), EOS_ID), vocab) &
+             may_end[:, None]))
+    # Never reached from a start the budget allows; EOS rather than nothing.
+    stuck = tf.logical_not(tf.reduce_any(mask, axis=1))
+    return mask | (one_hot_mask(tf.fill(tf.shape(depth), EOS_ID), vocab) &
+                   stuck[:, None])
+
+  def advance(self, state, tokens):
+    vocab = tf.maximum(tf.reduce_max(tokens) + 1,
+                       tf.shape(self.tables["close_of"])[0])
+    tokens = tf.cast(tokens, tf.int32)
+    close = tf.gather(self._table("close_of", vocab), tokens)
+    opened = close >= 0
+    closed = tf.gather(self._table("is_close", vocab), tokens)
+    piece, _ = self._next_leaf(state, vocab)
+    leaf = (tf.equal(tokens, piece) & tf.logical_not(opened | closed) &
+            (state["placed"] < state["leaves"]))
+    depth = state["depth"]
+    here = tf.equal(tf.range(self.max_depth)[None, :], depth[:, None])
+    stack = tf.where(here & opened[:, None], close[:, None], state["stack"])
+    fresh = tf.where(opened, True,
+                     tf.where(leaf | closed, False, state["fresh"]))
+    return dict(state, stack=stack, fresh=fresh,
+                depth=depth + tf.cast(opened, tf.int32) -
+                tf.cast(closed, tf.int32),
+                placed=state["placed"] + tf.cast(leaf, tf.int32))
+
+  def min_limits(self, state):
+    return state["leaves"] + 3

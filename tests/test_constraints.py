@@ -1,0 +1,179 @@
+"""Decoding constraints: parsing's well-formed trees through every search,
+scoring and the SavedModel; target prefixes for translation."""
+
+import io
+import os
+
+import pytest
+import tensorflow as tf
+
+from t2t_keras import registry
+from t2t_keras import trees
+from t2t_keras.data.datagen import generate
+from t2t_keras.decoding import run
+from t2t_keras.decoding.beam_search import length_penalty
+from t2t_keras.decoding.constraints import PrefixConstraint
+from t2t_keras.decoding.decoder import Decoder, decode_hparams
+from t2t_keras.decoding.dev_bleu import split_text
+from t2t_keras.decoding.scoring import Scorer
+from t2t_keras.export.run import export_run
+from t2t_keras.lines import LineReader
+from t2t_keras.models.builder import load_model_from_dir
+from t2t_keras.training.run import RunConfig, train
+
+SAMPLE = os.path.join("ptb", "nltk_treebank_sample", "wsj_0001-0179")
+TINY = "hidden_size=32,filter_size=64,num_hidden_layers=1,num_heads=2"
+
+
+@pytest.fixture(scope="module")
+def random_parser(shared_data, tmp_path_factory):
+  """(data_dir, run_dir, 50 dev sentences) of a parser trained 1 step."""
+  root = tmp_path_factory.mktemp("parser")
+  data, out = str(root / "data"), str(root / "run")
+  generate("parsing_wsj", data, raw_dir=shared_data,
+           raw_prefixes=f"train={SAMPLE},dev={SAMPLE}", vocab_size=1000,
+           log=lambda _: None)
+  train(RunConfig("parsing_wsj", "transformer_tiny", out, data_dir=data,
+                  train_steps=1, hparams_overrides=TINY, eval_bleu=False),
+        log=lambda _: None)
+  _, sources, _ = split_text(registry.problem("parsing_wsj"), data, "dev",
+                             50)
+  return data, out, sources
+
+
+def _decode(data, out, sources, overrides="", saved_model_dir=None):
+  """t2t-decoder's run.decode in process: (output lines, log lines)."""
+  log, target = [], io.BytesIO()
+  source = LineReader(io.BytesIO("".join(s + "\n" for s in sources)
+                                 .encode("utf-8")), "input")
+  run.decode("parsing_wsj", out, data, source, target,
+             decode_overrides=overrides, saved_model_dir=saved_model_dir,
+             log=log.append)
+  return target.getvalue().decode("utf-8").splitlines(), log
+
+
+def _assert_trees_over(outputs, sources):
+  assert len(outputs) == len(sources)
+  for output, source in zip(outputs, sources):
+    assert trees.words(trees.parse(output)) == source.split(), output
+
+
+def test_random_parser_outputs_are_trees_over_the_input(random_parser,
+                                                        tmp_path):
+  data, out, sources = random_parser
+  problem = registry.problem("parsing_wsj")
+  # Beam (a small beam, to keep it quick) and greedy, as t2t-decoder runs.
+  for overrides in ("beam_size=4", "beam_size=1"):
+    outputs, log = _decode(data, out, sources, overrides)
+    _assert_trees_over(outputs, sources)
+    assert "repaired 0 of 50" in log, log
+    assert any("constrained (parsing_wsj)" in line for line in log), log
+  # The raw outputs, before any repair, are well-formed linearized trees.
+  model, _, _, _ = load_model_from_dir(out)
+  decoder = Decoder(model, problem.vocab(data),
+                    decode_hparams("beam_size=4", problem.decode_defaults),
+                    constraint=problem.decode_constraint(data))
+  raw = decoder.decode(sources)
+  for text, source in zip(raw, sources):
+    assert trees.well_formed(text.split(), source.split(), "words"), text
+  # The SavedModel holds the constraint (and still passes the op check).
+  export_dir = export_run("parsing_wsj", out, data,
+                          decode_overrides="beam_size=4",
+                          export_dir=str(tmp_path / "export"), version=1,
+                          log=lambda _: None)
+  outputs, log = _decode(data, out, sources, saved_model_dir=export_dir)
+  _assert_trees_over(outputs, sources)
+  assert "repaired 0 of 50" in log, log
+  # Without the constraint the same model does not parse.
+  free = Decoder(model, problem.vocab(data),
+                 decode_hparams("beam_size=1", problem.decode_defaults))
+  assert sum(problem.repaired(t, s)
+             for t, s in zip(free.decode(sources), sources)) > 25
+
+
+def test_scoring_under_the_constraint_matches_the_search(random_parser):
+  data, out, sources = random_parser
+  problem = registry.problem("parsing_wsj")
+  model, _, _, _ = load_model_from_dir(out)
+  constraint = problem.decode_constraint(data)
+  vocab = problem.vocab(data)
+  decoder = Decoder(model, vocab, decode_hparams("beam_size=1"),
+                    constraint=constraint)
+  batch = [decoder.encode(s) for s in sources[:8]]
+  from t2t_keras.decoding.decoder import padded  # pylint: disable=g-import-not-at-top
+  ids, scores = decoder.search(padded(batch))
+  outputs = [vocab.decode(row[0]) for row in ids]
+  scorer = Scorer(model, vocab, constraint=constraint, extra_length=50)
+  for (log_prob, _), score in zip(
+      scorer.score(list(zip(sources[:8], outputs))), scores[:, 0]):
+    assert log_prob == pytest.approx(float(score), abs=1e-3)
+  # A target the constraint forbids (a word missing) scores about -1e9.
+  bad = outputs[0].replace(sources[0].split()[0], "", 1)
+  assert scorer.score([(sources[0], bad)])[0][0] < -1e8
+
+
+def test_prefixes_begin_each_output_and_score_as_forced(trained_run,
+                                                        tmp_path):
+  data, out = trained_run
+  problem = registry.problem("translate_synthetic")
+  vocab = problem.vocab(data)
+  model, _, _, _ = load_model_from_dir(out)
+  sources = [l.split("\t")[0] for l in _synthetic_lines(problem, data, 6)]
+  free = Decoder(model, vocab, decode_hparams("beam_size=1")).decode(sources)
+  # Each prefix: the first word of another sentence's free output, or none.
+  prefixes = [free[(i + 1) % 6].split()[0] if i % 3 else ""
+              for i in range(6)]
+  for overrides in ("beam_size=1", "beam_size=3"):
+    hparams = decode_hparams(overrides)
+    decoder = Decoder(model, vocab, hparams)
+    encoded = [decoder.encode(s) for s in sources]
+    from t2t_keras.decoding.decoder import padded  # pylint: disable=g-import-not-at-top
+    prefix_ids = padded([vocab.encode(p) or [0] for p in prefixes])
+    ids, scores = decoder.search(padded(encoded), prefix_ids)
+    outputs = [vocab.decode(row[0]) for row in ids]
+    for output, prefix, free_output in zip(outputs, prefixes, free):
+      assert output.startswith(prefix)
+      if not prefix and overrides == "beam_size=1":
+        assert output == free_output
+    # The score is the model's log-prob of prefix + continuation, as forced
+    # decoding gives it (beam scores are length-penalized).
+    forced = Scorer(model, vocab).score(list(zip(sources, outputs)))
+    for (log_prob, tokens), score in zip(forced, scores[:, 0]):
+      penalty = 1.0 if hparams.beam_size == 1 else float(
+          length_penalty(tokens, hparams.alpha))
+      assert log_prob == pytest.approx(float(score) * penalty, abs=2e-3)
+  # Through t2t-decoder and through the SavedModel: the same lines.
+  lines = {}
+  export_dir = export_run("translate_synthetic", out, data,
+                          decode_overrides="beam_size=3",
+                          export_dir=str(tmp_path / "export"), version=1,
+                          log=lambda _: None)
+  for name, saved in (("checkpoint", None), ("saved_model", export_dir)):
+    target = io.BytesIO()
+    run.decode("translate_synthetic", out, data, _reader(sources), target,
+               decode_overrides="beam_size=3", saved_model_dir=saved,
+               prefixes=_reader(prefixes), log=lambda _: None)
+    lines[name] = target.getvalue().decode("utf-8").splitlines()
+  assert lines["checkpoint"] == lines["saved_model"] == outputs
+
+
+def test_prefix_constraint_masks():
+  constraint = PrefixConstraint(tf.constant([[5, 6], [0, 0]]))
+  state = constraint.start(tf.zeros([2, 3], tf.int32), 2)
+  limits = tf.fill([4], 10)
+  first = constraint.allowed(state, tf.constant(0), limits, 8).numpy()
+  assert first[0].tolist() == [i == 5 for i in range(8)]
+  assert first[2].all()                           # no prefix: free
+  third = constraint.allowed(state, tf.constant(2), limits, 8).numpy()
+  assert third.all()                              # past the prefix: free
+  assert constraint.min_limits(state).numpy().tolist() == [3, 3, 1, 1]
+
+
+def _reader(lines):
+  return LineReader(io.BytesIO("".join(l + "\n" for l in lines)
+                               .encode("utf-8")), "lines")
+
+
+def _synthetic_lines(problem, data, n):
+  _, sources, references = split_text(problem, data, "test", n)
+  return [f"{s}\t{r}" for s, r in zip(sources, references)]
