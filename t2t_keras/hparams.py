@@ -176,5 +176,10 @@ class HParams:
 
   @classmethod
   def load(cls, path):
-    with open(path, encoding="utf-8") as f:
-      return cls.from_json(f.read())
+    """The hparams saved in ``path``; a damaged file is a one-line
+    ``UserError`` naming it."""
+    from t2t_keras import json_files  # pylint: disable=g-import-not-at-top
+    return cls(**json_files.load(
+        path, remedy="t2t-trainer writes it beside the run's checkpoints: "
+        "restore it from a copy, or rewrite it with the run's --hparams_set "
+        "and --hparams"))

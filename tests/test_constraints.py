@@ -13,7 +13,7 @@ from t2t_keras.data.datagen import generate
 from t2t_keras.decoding import run
 from t2t_keras.decoding.beam_search import length_penalty
 from t2t_keras.decoding.constraints import PrefixConstraint
-from t2t_keras.decoding.decoder import Decoder, decode_hparams
+from t2t_keras.decoding.decoder import Decoder, decode_hparams, padded
 from t2t_keras.decoding.dev_bleu import split_text
 from t2t_keras.decoding.scoring import Scorer
 from t2t_keras.export.run import export_run
@@ -62,8 +62,11 @@ def test_random_parser_outputs_are_trees_over_the_input(random_parser,
                                                         tmp_path):
   data, out, sources = random_parser
   problem = registry.problem("parsing_wsj")
-  # Beam (a small beam, to keep it quick) and greedy, as t2t-decoder runs.
-  for overrides in ("beam_size=4", "beam_size=1"):
+  # Beam (a small beam, to keep it quick) and greedy, as t2t-decoder runs;
+  # a short length limit (random weights open brackets up to it) keeps it
+  # quick and makes the length budget bind.
+  for overrides in ("beam_size=4,extra_length=20",
+                    "beam_size=1,extra_length=20"):
     outputs, log = _decode(data, out, sources, overrides)
     _assert_trees_over(outputs, sources)
     assert "repaired 0 of 50" in log, log
@@ -71,14 +74,15 @@ def test_random_parser_outputs_are_trees_over_the_input(random_parser,
   # The raw outputs, before any repair, are well-formed linearized trees.
   model, _, _, _ = load_model_from_dir(out)
   decoder = Decoder(model, problem.vocab(data),
-                    decode_hparams("beam_size=4", problem.decode_defaults),
+                    decode_hparams("beam_size=4,extra_length=20",
+                                   problem.decode_defaults),
                     constraint=problem.decode_constraint(data))
   raw = decoder.decode(sources)
   for text, source in zip(raw, sources):
     assert trees.well_formed(text.split(), source.split(), "words"), text
   # The SavedModel holds the constraint (and still passes the op check).
   export_dir = export_run("parsing_wsj", out, data,
-                          decode_overrides="beam_size=4",
+                          decode_overrides="beam_size=4,extra_length=20",
                           export_dir=str(tmp_path / "export"), version=1,
                           log=lambda _: None)
   outputs, log = _decode(data, out, sources, saved_model_dir=export_dir)
@@ -86,7 +90,8 @@ def test_random_parser_outputs_are_trees_over_the_input(random_parser,
   assert "repaired 0 of 50" in log, log
   # Without the constraint the same model does not parse.
   free = Decoder(model, problem.vocab(data),
-                 decode_hparams("beam_size=1", problem.decode_defaults))
+                 decode_hparams("beam_size=1,extra_length=20",
+                                problem.decode_defaults))
   assert sum(problem.repaired(t, s)
              for t, s in zip(free.decode(sources), sources)) > 25
 
@@ -100,7 +105,6 @@ def test_scoring_under_the_constraint_matches_the_search(random_parser):
   decoder = Decoder(model, vocab, decode_hparams("beam_size=1"),
                     constraint=constraint)
   batch = [decoder.encode(s) for s in sources[:8]]
-  from t2t_keras.decoding.decoder import padded  # pylint: disable=g-import-not-at-top
   ids, scores = decoder.search(padded(batch))
   outputs = [vocab.decode(row[0]) for row in ids]
   scorer = Scorer(model, vocab, constraint=constraint, extra_length=50)
@@ -127,8 +131,7 @@ def test_prefixes_begin_each_output_and_score_as_forced(trained_run,
     hparams = decode_hparams(overrides)
     decoder = Decoder(model, vocab, hparams)
     encoded = [decoder.encode(s) for s in sources]
-    from t2t_keras.decoding.decoder import padded  # pylint: disable=g-import-not-at-top
-    prefix_ids = padded([vocab.encode(p) or [0] for p in prefixes])
+      prefix_ids = padded([vocab.encode(p) or [0] for p in prefixes])
     ids, scores = decoder.search(padded(encoded), prefix_ids)
     outputs = [vocab.decode(row[0]) for row in ids]
     for output, prefix, free_output in zip(outputs, prefixes, free):

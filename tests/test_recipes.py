@@ -75,9 +75,10 @@ def test_parsing_recipe_at_toy_scale(shared_data, tmp_path):
                  HPARAMS=TOY)
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
   out = done.stdout
-  for expected in ("$ t2t-avg-all", "$ t2t-evalb", "F1", "step 4: dev loss",
-                   "training wall time:"):
+  for expected in ("$ t2t-avg-all", "$ t2t-evalb", "validation F1: 6 dev",
+                   "step 4: dev loss", "repaired", "training wall time:"):
     assert expected in out, out[-3000:]
+  assert "repaired 0 of 6" in done.stderr, done.stderr[-3000:]
   for split, n in (("train", 40), ("dev", 6)):
     assert len((tmp_path / "data" / "raw" / f"{split}.trees").read_text(
         encoding="utf-8").splitlines()) == n

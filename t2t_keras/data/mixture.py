@@ -14,6 +14,8 @@ import os
 
 import tensorflow as tf
 
+from t2t_keras import json_files
+
 
 def mix_path(data_dir, data_name):
   return os.path.join(data_dir, f"{data_name}-train-mix.json")
@@ -37,8 +39,8 @@ def read_mix(path):
   """The recorded corpora (dicts with prefix, weight, split), or None."""
   if not os.path.isfile(path):
     return None
-  with open(path, encoding="utf-8") as f:
-    return json.load(f)["train"]
+  return json_files.load(path, ("train",), "run t2t-datagen again with the "
+                         "same --raw_prefixes to rewrite it")["train"]
 
 
 def sample_mix(streams, weights, seed=None):

@@ -7,10 +7,10 @@ files (``model.bin``, ``config.json``, the vocabularies) and ours: the two
 SentencePiece models and the decode hparams the export was made with.
 """
 
-import json
 import os
 import time
 
+from t2t_keras import json_files
 from t2t_keras.data.vocab import SubwordVocab
 from t2t_keras.decoding.decoder import (DecodeStats, decode_hparams,
                                         encode_with_eos)
@@ -61,8 +61,8 @@ class Ct2Decoder:
     except ImportError:
       raise UserError("--ct2_model_dir needs the ctranslate2 package: "
                       "pip install -e \".[ct2]\"") from None
-    with open(settings, encoding="utf-8") as f:
-      exported = json.load(f)["decode_hparams"]
+    exported = json_files.load(settings, ("decode_hparams",),
+                               "export the run again")["decode_hparams"]
     self.hparams = decode_hparams(overrides, exported)
     self.vocab, self.target_vocab = (
         SubwordVocab.load(os.path.join(path, name)) for name in VOCAB_FILES)

@@ -174,13 +174,18 @@ def export_ctranslate2(model, vocabs, hparams, target):
   # Written beside the target, then moved in: never half an export.
   partial = target.rstrip(os.sep) + ".partial"
   shutil.rmtree(partial, ignore_errors=True)
-  os.makedirs(partial)
-  save_model(model, pieces[0], pieces[1], hparams, partial)
-  for vocab, name in zip(vocabs, ct2.VOCAB_FILES):
-    vocab.save(os.path.join(partial, name))
-  with open(os.path.join(partial, ct2.SETTINGS_FILE), "w",
-            encoding="utf-8") as f:
-    json.dump({"decode_hparams": hparams.values()}, f, indent=1)
+  try:
+    os.makedirs(partial)
+    save_model(model, pieces[0], pieces[1], hparams, partial)
+    for vocab, name in zip(vocabs, ct2.VOCAB_FILES):
+      vocab.save(os.path.join(partial, name))
+    with open(os.path.join(partial, ct2.SETTINGS_FILE), "w",
+              encoding="utf-8") as f:
+      json.dump({"decode_hparams": hparams.values()}, f, indent=1)
+  except OSError as e:
+    shutil.rmtree(partial, ignore_errors=True)
+    raise UserError(f"could not write the CTranslate2 model {partial} "
+                    f"({e.strerror or e}); nothing was exported") from None
   if os.path.exists(target):
     shutil.rmtree(target)
   os.replace(partial, target)

@@ -26,6 +26,7 @@ import time
 import keras
 import tensorflow as tf
 
+from t2t_keras import checkpoint_io
 from t2t_keras.decoding.constraints import PrefixConstraint
 from t2t_keras.decoding.search import search_function
 from t2t_keras.errors import ExistingFileError, UserError
@@ -93,8 +94,14 @@ def export(model, vocab, hparams, export_dir, version=None,
     archive.add_endpoint("prefixed", serve_prefixed, input_signature=[
         tf.TensorSpec([None], tf.string, name="inputs"),
         tf.TensorSpec([None], tf.string, name="prefixes")])
-  with native_stderr_silenced():   # SentencePiece's note as ops run
-    archive.write_out(path, verbose=False)
+  try:
+    with native_stderr_silenced():   # SentencePiece's note as ops run
+      archive.write_out(path, verbose=False)
+  except checkpoint_io.WRITE_ERRORS as e:
+    shutil.rmtree(path, ignore_errors=True)
+    raise checkpoint_io.SaveFailed(
+        f"could not write the SavedModel {path} "
+        f"({checkpoint_io.cause(e)}); nothing was exported") from None
   missing = missing_ops(path)
   if missing:
     shutil.rmtree(path)

@@ -3,6 +3,7 @@
 import json
 import os
 
+from t2t_keras import json_files
 from t2t_keras import registry
 from t2t_keras.errors import MissingFileError, UserError
 from t2t_keras.hparams import HParams
@@ -67,14 +68,30 @@ def build_model_from_dir(model_dir, activation_dtype=None):
     raise MissingFileError(f"{', '.join(missing)} missing: is {model_dir} "
                             "the --output_dir of a t2t-trainer run?")
   hparams = HParams.load(paths[0])
-  with open(paths[1], encoding="utf-8") as f:
-    spec = json.load(f)
+  spec = json_files.load(
+      paths[1], ("model", "input_vocab_size", "target_vocab_size"),
+      "t2t-trainer writes it when a run starts: restore it from a copy")
   with dtype_policy(activation_dtype
                     or hparams.get("activation_dtype", "float32")):
     net = registry.model(spec["model"])(hparams, spec["input_vocab_size"],
                                         spec["target_vocab_size"])
     net.build()
   return net, hparams, spec
+
+
+def restore_or_name_fallback(checkpoint, path):
+  """Restores ``path`` into ``checkpoint``; if it does not read, a one-line
+  ``UserError`` naming it and the newest checkpoint beside it that reads
+  (to pass as --checkpoint_path). Returns the restore status."""
+  from t2t_keras import checkpoint_io  # pylint: disable=g-import-not-at-top
+  try:
+    return checkpoint_io.restore(checkpoint, path)
+  except checkpoint_io.UnreadableCheckpoint as e:
+    good = checkpoint_io.newest_readable(os.path.dirname(path), skip=(path,))
+    hint = (f"the newest checkpoint that reads is {good}: pass "
+            f"--checkpoint_path={good}" if good else
+            f"no other checkpoint in {os.path.dirname(path)} reads")
+    raise UserError(f"{e}; {hint}") from None
 
 
 def load_model_from_dir(model_dir, checkpoint_path=None,
@@ -87,9 +104,18 @@ def load_model_from_dir(model_dir, checkpoint_path=None,
   either way). Returns (model, hparams, spec, checkpoint used)."""
   # TensorFlow only here: building a model needs none (JAX hosts).
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from t2t_keras import checkpoint_io  # pylint: disable=g-import-not-at-top
   path = checkpoint_path or model_dir
   if os.path.isdir(path):
     latest = tf.train.latest_checkpoint(path)
+    if not latest and checkpoint_io.state_damaged(path):
+      found = checkpoint_io.found(path)
+      raise UserError(
+          f"{os.path.join(path, 'checkpoint')} is damaged (not a checkpoint "
+          "state file); " + (f"the newest checkpoint beside it is "
+                             f"{found[-1]}: pass --checkpoint_path="
+                             f"{found[-1]}" if found else
+                             "no checkpoint is beside it"))
     if not latest:
       raise MissingFileError(f"no checkpoint in {path}")
     path = latest
@@ -98,7 +124,7 @@ def load_model_from_dir(model_dir, checkpoint_path=None,
   source_dir = model_dir if os.path.isfile(
       os.path.join(model_dir, MODEL_SPEC)) else os.path.dirname(path)
   net, hparams, spec = build_model_from_dir(source_dir, activation_dtype)
-  status = tf.train.Checkpoint(model=net).restore(path).expect_partial()
+  status = restore_or_name_fallback(tf.train.Checkpoint(model=net), path)
   try:
     status.assert_existing_objects_matched()
   except AssertionError as e:

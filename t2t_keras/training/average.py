@@ -5,6 +5,7 @@ import os
 
 import tensorflow as tf
 
+from t2t_keras import checkpoint_io
 from t2t_keras.logs import log_line
 from t2t_keras.models.builder import build_model_from_dir
 from t2t_keras.training.checkpoints import (average_into, last_checkpoints,
@@ -30,6 +31,6 @@ def average_checkpoints(model_dir, output_dir=None, n=5, log=log_line):
   del spec
   manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model),
                                        output_dir, max_to_keep=1)
-  path = manager.save(checkpoint_number=step_of(paths[-1]))
+  path = checkpoint_io.save(manager, step_of(paths[-1]))
   log(f"averaged {', '.join(os.path.basename(p) for p in paths)} into {path}")
   return path

@@ -7,13 +7,19 @@ TensorFlow checkpoint (``t2t-decoder --checkpoint_path=<run>/best`` and
 figure's name, every evaluation's (step, value), the best one and how many
 evaluations have passed without improvement. A resumed run reads
 ``best.json`` and goes on counting (fairseq's checkpoint_best.pt, Marian's
---early-stopping, OpenNMT-tf's export_on_best).
+--early-stopping, OpenNMT-tf's export_on_best). A best checkpoint that no
+longer reads is moved to ``<run>/unreadable/`` at start, and the next
+evaluation saves a new best.
 """
 
 import json
 import os
 
 import tensorflow as tf
+
+from t2t_keras import checkpoint_io
+from t2t_keras import json_files
+from t2t_keras.logs import log_line
 
 BEST_DIR = "best"
 STATE_FILE = "best.json"
@@ -31,18 +37,31 @@ class BestKeeper:
       0: never stop early.
     write: False on the workers of a multi-worker run that are not the
       chief: they follow the same decisions but write nothing.
+    log: where a note about an unreadable best checkpoint goes.
   """
 
   def __init__(self, run_dir, model, metric, higher_is_better, patience=None,
-               write=True):
+               write=True, log=log_line):
     self.directory = os.path.join(run_dir, BEST_DIR)
     self.metric, self.higher = metric, higher_is_better
     self.patience, self.write = patience or 0, write
     self.history, self.best, self.best_step, self.stale = [], None, None, 0
     self.restarted = False
+    self._checkpoint = tf.train.Checkpoint(model=model)
     self._manager = tf.train.CheckpointManager(
-        tf.train.Checkpoint(model=model), self.directory, max_to_keep=1)
+        self._checkpoint, self.directory, max_to_keep=1)
     self._load()
+    kept = self._manager.latest_checkpoint
+    why = kept and self.best is not None and checkpoint_io.reads(kept)
+    if why:
+      if write:
+        moved = checkpoint_io.move_aside(kept, run_dir)
+        self._manager = tf.train.CheckpointManager(
+            self._checkpoint, self.directory, max_to_keep=1)
+        log(f"skipped the best checkpoint {kept}: it does not read ({why}); "
+            f"moved its files to {moved}; the next evaluation keeps a new "
+            "best")
+      self.best = self.best_step = None
 
   @property
   def state_path(self):
@@ -51,8 +70,11 @@ class BestKeeper:
   def _load(self):
     if not os.path.isfile(self.state_path):
       return
-    with open(self.state_path, encoding="utf-8") as f:
-      state = json.load(f)
+    state = json_files.load(
+        self.state_path, ("metric", "history", "best", "best_step",
+                          "evaluations_since_best"),
+        f"delete {self.directory} to keep the best checkpoint anew from the "
+        "next evaluation")
     if state.get("metric") != self.metric:   # kept by another figure
       self.restarted = state.get("metric")
       return
@@ -75,7 +97,7 @@ class BestKeeper:
     if improved:
       self.best, self.best_step, self.stale = value, step, 0
       if self.write:
-        self._manager.save(checkpoint_number=step)
+        checkpoint_io.save(self._manager, step)
     else:
       self.stale += 1
     if self.write:
@@ -88,11 +110,18 @@ class BestKeeper:
              "best_checkpoint": self._manager.latest_checkpoint,
              "evaluations_since_best": self.stale,
              "history": self.history}
-    os.makedirs(self.directory, exist_ok=True)
     partial = self.state_path + ".partial"
-    with open(partial, "w", encoding="utf-8") as f:
-      json.dump(state, f, indent=1)
-    os.replace(partial, self.state_path)
+    try:
+      os.makedirs(self.directory, exist_ok=True)
+      with open(partial, "w", encoding="utf-8") as f:
+        json.dump(state, f, indent=1)
+      os.replace(partial, self.state_path)
+    except OSError as e:
+      if os.path.exists(partial):
+        os.remove(partial)
+      raise checkpoint_io.SaveFailed(
+          f"could not write {self.state_path} ({e.strerror or e}); the "
+          "same command resumes once the cause is fixed") from None
 
   @property
   def should_stop(self):

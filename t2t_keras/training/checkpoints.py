@@ -4,6 +4,10 @@ TensorFlow writes a checkpoint's files under temporary names, renames them
 when complete, and only then rewrites the ``checkpoint`` index file
 atomically; a process killed in the middle of a save leaves the previous
 checkpoint as the latest, loadable one (tests/test_resume.py kills one).
+A checkpoint damaged afterwards (cut short, its index gone) is skipped when
+resuming: its files move to ``RUN/unreadable/`` and the newest one that
+reads is restored (``t2t_keras.checkpoint_io``); a save that fails (a full
+disk) stops with one line and leaves no partial files.
 """
 
 import os
@@ -12,7 +16,9 @@ import time
 import numpy as np
 import tensorflow as tf
 
+from t2t_keras import checkpoint_io
 from t2t_keras.errors import MissingFileError
+from t2t_keras.logs import log_line
 from t2t_keras.training.config import CheckpointPolicy
 
 
@@ -29,6 +35,7 @@ class Checkpointer:
     if directory:
       self.manager = tf.train.CheckpointManager(
           self.checkpoint, directory, max_to_keep=policy.keep)
+    self.keep = policy.keep
     self._last_time = time.time()
     self._last_step = None
 
@@ -36,16 +43,39 @@ class Checkpointer:
   def latest(self):
     return self.manager.latest_checkpoint if self.manager else None
 
-  def restore(self):
-    """Loads the latest checkpoint, if any; returns its path."""
-    if self.latest:
-      self.checkpoint.restore(self.latest).expect_partial()
-    return self.latest
+  def restore(self, log=log_line, run_dir=None):
+    """Loads the newest checkpoint that reads, if any; returns its path.
+    Each one that does not read is moved to ``<run_dir>/unreadable/``
+    (default: the checkpoint directory's) with a line to ``log``; a damaged
+    ``checkpoint`` state file is rebuilt from the checkpoints found."""
+    if self.manager and checkpoint_io.state_damaged(self.directory):
+      found = checkpoint_io.rebuild_state(self.directory)
+      self._new_manager()
+      log(f"{os.path.join(self.directory, 'checkpoint')} was damaged; "
+          f"rebuilt it from the {len(found)} checkpoint(s) found beside it")
+    while self.latest:
+      bad = self.latest
+      try:
+        checkpoint_io.restore(self.checkpoint, bad)
+        return bad
+      except checkpoint_io.UnreadableCheckpoint as e:
+        moved = checkpoint_io.move_aside(bad, run_dir or self.directory)
+        self._new_manager()
+        log(f"skipped {bad}: it does not read ({e.reason}); moved its "
+            f"files to {moved}; " + (f"resuming from {self.latest}" if
+                                     self.latest else "no checkpoint left "
+                                     "that reads: starting from step 0"))
+    return None
+
+  def _new_manager(self):
+    """A manager that reads the state file again."""
+    self.manager = tf.train.CheckpointManager(
+        self.checkpoint, self.directory, max_to_keep=self.keep)
 
   def save(self, step):
     if not self.manager or step == self._last_step:
       return None
-    path = self.manager.save(checkpoint_number=step)
+    path = checkpoint_io.save(self.manager, step)
     self._last_time, self._last_step = time.time(), step
     return path
 
@@ -70,7 +100,7 @@ def average_into(model, paths):
   checkpoints ``paths`` (each saved with ``model=``)."""
   sums = [np.zeros(v.shape, np.float64) for v in model.weights]
   for path in paths:
-    tf.train.Checkpoint(model=model).restore(path).expect_partial()
+    checkpoint_io.restore(tf.train.Checkpoint(model=model), path)
     for total, variable in zip(sums, model.weights):
       total += np.asarray(variable.numpy(), np.float64)
   for total, variable in zip(sums, model.weights):

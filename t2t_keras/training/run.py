@@ -1,5 +1,6 @@
 """Train a registered model on a registered problem: what t2t-trainer runs."""
 
+import contextlib
 import os
 import time
 
@@ -17,6 +18,7 @@ from t2t_keras.models.builder import save_model_spec
 from t2t_keras.models.precision import dtype_policy
 from t2t_keras.training.best import BestKeeper
 from t2t_keras.training.config import CheckpointPolicy, RunConfig  # pylint: disable=unused-import
+from t2t_keras.training.run_lock import RunLock
 from t2t_keras.training.strategy import make_strategy
 from t2t_keras.training.trainer import Trainer
 
@@ -75,66 +77,69 @@ def train(config, log=log_line):
   chief = strategy.extended.should_checkpoint
   if chief:
     os.makedirs(c.output_dir, exist_ok=True)
-    hparams.save(os.path.join(c.output_dir, "hparams.json"))
-    save_model_spec(c.output_dir, c.model, input_vocab, target_vocab,
-                    c.problem, c.flags)
-  model_dir = c.output_dir if chief else os.path.join(
-      c.output_dir, f"worker_{strategy.cluster_resolver.task_id}")
+  # One trainer writes a run directory (the chief of a multi-worker run).
+  with RunLock(c.output_dir, log) if chief else contextlib.nullcontext():
+    if chief:
+      hparams.save(os.path.join(c.output_dir, "hparams.json"))
+      save_model_spec(c.output_dir, c.model, input_vocab, target_vocab,
+                      c.problem, c.flags)
+    model_dir = c.output_dir if chief else os.path.join(
+        c.output_dir, f"worker_{strategy.cluster_resolver.task_id}")
 
-  def build():
-    net = registry.model(c.model)(hparams, input_vocab, target_vocab)
-    net.build()
-    return net
+    def build():
+      net = registry.model(c.model)(hparams, input_vocab, target_vocab)
+      net.build()
+      return net
 
-  with dtype_policy(hparams.activation_dtype):
-    trainer = Trainer(build, hparams, strategy, model_dir, c.checkpoints,
-                      c.jit_compile)
-    restored = trainer.restore()
-    if restored:
-      log(f"resumed from {restored} at step {trainer.step}")
-    log(f"training {c.model}/{c.hparams_set} on {c.problem}: "
-        f"{trainer.model.count_params():,} parameters, "
-        f"{strategy.num_replicas_in_sync} replica(s), "
-        f"{trainer.accumulation} micro-batch(es) per update, "
-        f"{hparams.activation_dtype} activations, {train_steps} steps")
-    if not restored:   # a full pass over the data: once per run, not per resume
-      report_long_examples(problem, c.data_dir, hparams.max_length, log)
-    # One iterator for the whole run; a resumed run skips the batches the
-    # restored updates consumed, so it sees what an unbroken run would see.
-    if restored:
-      log(f"continuing the training data after the {trainer.step:,} "
-          "update(s) already applied")
-    train_data = iter(trainer.distribute(lambda ctx: problem.batches(
-        "train", c.data_dir, hparams, seed=c.seed, input_context=ctx).skip(
-            trainer.batches_consumed(ctx))))
+    with dtype_policy(hparams.activation_dtype):
+      trainer = Trainer(build, hparams, strategy, model_dir, c.checkpoints,
+                        c.jit_compile)
+      restored = trainer.restore(log)
+      if restored:
+        log(f"resumed from {restored} at step {trainer.step}")
+      log(f"training {c.model}/{c.hparams_set} on {c.problem}: "
+          f"{trainer.model.count_params():,} parameters, "
+          f"{strategy.num_replicas_in_sync} replica(s), "
+          f"{trainer.accumulation} micro-batch(es) per update, "
+          f"{hparams.activation_dtype} activations, {train_steps} steps")
+      if not restored:   # a full pass over the data: once a run, not a resume
+        report_long_examples(problem, c.data_dir, hparams.max_length, log)
+      # One iterator for the whole run; a resumed run skips the batches the
+      # restored updates consumed, so it sees what an unbroken run would see.
+      if restored:
+        log(f"continuing the training data after the {trainer.step:,} "
+            "update(s) already applied")
+      train_data = iter(trainer.distribute(lambda ctx: problem.batches(
+          "train", c.data_dir, hparams, seed=c.seed, input_context=ctx).skip(
+              trainer.batches_consumed(ctx))))
 
-    def dev_data():
-      return trainer.distribute(lambda ctx: problem.batches(
-          "dev", c.data_dir, hparams, input_context=ctx).take(
-              c.eval_steps or -1))
+      def dev_data():
+        return trainer.distribute(lambda ctx: problem.batches(
+            "dev", c.data_dir, hparams, input_context=ctx).take(
+                c.eval_steps or -1))
 
-    validation = _Validation(c, problem, trainer, model_dir, chief, dev_data,
-                             log)
-    if validation.keeper.should_stop:
-      log(f"stopped early before: {validation.keeper.stale} evaluation(s) "
-          f"without a better dev {validation.keeper.metric}; "
-          f"{validation.keeper.describe()}")
-      return None
-    eval_every = c.eval_every or train_steps
-    metrics = None
-    while trainer.step < train_steps:
-      target = min(train_steps, (trainer.step // eval_every + 1) * eval_every)
-      trainer.fit(train_data, target, log_every=max(1, min(100, eval_every)),
-                  log=log, total_steps=train_steps)
-      metrics = validation()
+      validation = _Validation(c, problem, trainer, model_dir, chief, dev_data,
+                               log)
       if validation.keeper.should_stop:
-        log(f"stopping early: {validation.keeper.stale} evaluation(s) "
+        log(f"stopped early before: {validation.keeper.stale} evaluation(s) "
             f"without a better dev {validation.keeper.metric}; "
             f"{validation.keeper.describe()}")
-        break
-    if metrics is None:
-      metrics = validation()
-  return metrics
+        return None
+      eval_every = c.eval_every or train_steps
+      metrics = None
+      while trainer.step < train_steps:
+        target = min(train_steps, (trainer.step // eval_every + 1) * eval_every)
+        trainer.fit(train_data, target, log_every=max(1, min(100, eval_every)),
+                    log=log, total_steps=train_steps)
+        metrics = validation()
+        if validation.keeper.should_stop:
+          log(f"stopping early: {validation.keeper.stale} evaluation(s) "
+              f"without a better dev {validation.keeper.metric}; "
+              f"{validation.keeper.describe()}")
+          break
+      if metrics is None:
+        metrics = validation()
+    return metrics
 
 
 class _Validation:
@@ -157,7 +162,8 @@ class _Validation:
     self.keeper = BestKeeper(c.output_dir, trainer.model,
                              self.bleu.metric if use_bleu else "loss",
                              higher_is_better=use_bleu,
-                             patience=c.early_stopping_patience, write=chief)
+                             patience=c.early_stopping_patience, write=chief,
+                             log=log)
     if self.keeper.restarted:
       log(f"{self.keeper.directory} kept the best by dev "
           f"{self.keeper.restarted}; now by dev {self.keeper.metric}, "

@@ -128,8 +128,10 @@ class Trainer:
     """Number of updates applied so far."""
     return int(self.optimizer.iterations.numpy())
 
-  def restore(self):
-    return self.checkpointer.restore()
+  def restore(self, log=log_line):
+    """Restores the newest checkpoint that reads (see ``Checkpointer``);
+    returns its path or None."""
+    return self.checkpointer.restore(log)
 
   def save(self):
     return self.checkpointer.save(self.step)

@@ -1,0 +1,83 @@
+"""The speed table's decoding rows before and after a change, side by side
+in one run: speed_table.py's worker (benchmarks/speed/t2t_keras_worker.py,
+the base model with random weights, its shapes) runs from a checkout of
+``--rev`` (a git worktree under /tmp) and from this tree, alternately, for
+``--rounds`` rounds; the table gives each side's median sentences/s, the
+median of the rounds' ratios and every ratio, with the matmul peak measured
+in the same run. Run it on an otherwise idle machine.
+
+Usage: python benchmarks/before_after.py --rev REV [--tasks beam,greedy]
+         [--rounds 3] [--steps 5] [--quick]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+from speed_table import matmul_peaks  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+
+def checkout(rev):
+  """A worktree of ``rev`` under /tmp (made once); its path."""
+  sha = subprocess.run(["git", "-C", REPO, "rev-parse", rev], check=True,
+                       capture_output=True, text=True).stdout.strip()
+  path = f"/tmp/t2t_keras_{sha[:10]}"
+  if not os.path.isdir(path):
+    subprocess.run(["git", "-C", REPO, "worktree", "add", "--detach", path,
+                    sha], check=True, capture_output=True)
+  return path, sha[:10]
+
+
+def sentences_per_s(tree, task, steps, quick):
+  """The worker's sentences/s for ``task`` run from ``tree``."""
+  command = [sys.executable,
+             os.path.join(tree, "benchmarks", "speed", "t2t_keras_worker.py"),
+             f"--task={task}", "--model=base", "--precision=float32",
+             f"--steps={steps}"] + (["--quick"] if quick else [])
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=tree)
+  done = subprocess.run(command, capture_output=True, text=True, env=env,
+                        cwd=tree, check=False)
+  for line in done.stdout.splitlines():
+    if line.startswith("RESULT "):
+      return json.loads(line[len("RESULT "):])["sentences_per_s"]
+  raise SystemExit(f"{tree}: {task} failed: {done.stderr[-500:]}")
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__)
+  parser.add_argument("--rev", required=True)
+  parser.add_argument("--tasks", default="beam,greedy")
+  parser.add_argument("--rounds", type=int, default=3)
+  parser.add_argument("--steps", type=int, default=5)
+  parser.add_argument("--quick", action="store_true")
+  args = parser.parse_args()
+  before, sha = checkout(args.rev)
+  peaks = matmul_peaks(1024 if args.quick else 4096)
+  print(f"matmul peak (TensorFlow): float32 {peaks['float32'] / 1e9:,.0f}, "
+        f"bfloat16 {peaks['bfloat16'] / 1e9:,.0f} GFLOP/s")
+  print(f"| task | before ({sha}) sent/s | after (this tree) sent/s | "
+        "after / before | rounds |")
+  print("| --- | --- | --- | --- | --- |")
+  for task in args.tasks.split(","):
+    pairs = []
+    for _ in range(args.rounds):
+      pairs.append((sentences_per_s(before, task, args.steps, args.quick),
+                    sentences_per_s(REPO, task, args.steps, args.quick)))
+    ratios = [after / old for old, after in pairs]
+    print(f"| {task}-4 float32 base |" if task == "beam" else
+          f"| {task} float32 base |",
+          f"{statistics.median(p[0] for p in pairs):.1f} |",
+          f"{statistics.median(p[1] for p in pairs):.1f} |",
+          f"{statistics.median(ratios):.3f}x |",
+          ", ".join(f"{r:.3f}" for r in ratios), "|")
+
+
+if __name__ == "__main__":
+  main()

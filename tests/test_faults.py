@@ -1,0 +1,242 @@
+"""Faults that lose nothing and say one line: an unreadable checkpoint, a
+full disk, damaged run files, two trainers on one directory."""
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from commands import t2t_command
+from t2t_keras import checkpoint_io
+from t2t_keras.errors import UserError
+from t2t_keras.models.builder import load_model_from_dir
+from t2t_keras.training.config import CheckpointPolicy
+from t2t_keras.training.run import RunConfig, train
+from t2t_keras.training.run_lock import LOCK_FILE, RunLock
+
+TINY = ("hidden_size=64,filter_size=128,batch_size=1024,"
+        "learning_rate_warmup_steps=40")
+
+# Installed by --t2t_usr_dir: every checkpoint save after the first
+# ``FULL_AFTER`` fails as on a full disk, leaving a partial directory.
+FULL_DISK = '''
+import errno, os
+import tensorflow as tf
+_save, _count = tf.train.CheckpointManager.save, [0]
+def save(self, checkpoint_number=None, **kwargs):
+  _count[0] += 1
+  if _count[0] > int(os.environ["FULL_AFTER"]):
+    os.makedirs(os.path.join(self.directory, "ckpt-x_temp"), exist_ok=True)
+    raise OSError(errno.ENOSPC, "No space left on device")
+  return _save(self, checkpoint_number=checkpoint_number, **kwargs)
+tf.train.CheckpointManager.save = save
+'''
+
+
+@pytest.fixture(scope="module")
+def small_run(trained_run, tmp_path_factory):
+  """(data_dir, run_dir) of a tiny run with ckpt-10, -20 and -30."""
+  data, _ = trained_run
+  out = str(tmp_path_factory.mktemp("faults") / "run")
+  _train(data, out, 30)
+  return data, out
+
+
+@pytest.fixture()
+def run_copy(small_run, tmp_path):
+  """A copy of ``small_run`` to damage."""
+  data, out = small_run
+  copy = str(tmp_path / "run")
+  shutil.copytree(out, copy)
+  # The state file names checkpoints by path relative to its directory.
+  return data, copy
+
+
+def _one_line_error(done, *expected):
+  assert done.returncode == 2, done.stderr[-2000:]
+  assert "Traceback" not in done.stderr, done.stderr[-2000:]
+  errors = [l for l in done.stderr.splitlines() if l.startswith("error: ")]
+  assert len(errors) == 1, done.stderr[-2000:]
+  for text in expected:
+    assert text in errors[0], errors[0]
+  return errors[0]
+
+
+def _truncate(path):
+  data = glob.glob(path + ".data-*")[0]
+  with open(data, "r+b") as f:
+    f.truncate(os.path.getsize(data) // 2)
+
+
+def _train(data, out, steps, **overrides):
+  """Trains the tiny run in ``out`` to ``steps``, saving every 10 steps;
+  returns its log lines."""
+  lines = []
+  train(RunConfig("translate_synthetic", "transformer_tiny", out,
+                  data_dir=data, train_steps=steps, hparams_overrides=TINY,
+                  eval_bleu=False, checkpoints=CheckpointPolicy(
+                      every_secs=None, every_steps=10), **overrides),
+        log=lines.append)
+  return lines
+
+
+def test_decoder_names_an_unreadable_checkpoint_and_a_good_one(run_copy):
+  data, out = run_copy
+  paths = checkpoint_io.listed(out)
+  assert len(paths) >= 2
+  _truncate(paths[-1])
+  source = os.path.join(out, "in.txt")
+  with open(source, "w", encoding="utf-8") as f:
+    f.write("a b c\n")
+  done = t2t_command("t2t_decoder", "--problem=translate_synthetic",
+                     f"--data_dir={data}", f"--output_dir={out}",
+                     "--decode_hparams=beam_size=1",
+                     f"--decode_from_file={source}")
+  line = _one_line_error(done, f"checkpoint {paths[-1]} does not read",
+                         f"--checkpoint_path={paths[-2]}")
+  assert "IndexError" in line
+
+
+def test_trainer_skips_unreadable_checkpoints_and_finishes(run_copy):
+  data, out = run_copy
+  paths = checkpoint_io.listed(out)
+  _truncate(paths[-1])
+  os.remove(paths[-2] + ".index")                 # and one without an index
+  log = _train(data, out, 40)
+  skipped = [l for l in log if l.startswith("skipped ")]
+  assert len(skipped) == 2, log
+  assert f"resuming from {paths[-3]}" in skipped[-1]
+  assert any(l.startswith(f"resumed from {paths[-3]}") for l in log), log
+  assert checkpoint_io.listed(out)[-1].endswith("ckpt-40")
+  moved = os.listdir(os.path.join(out, checkpoint_io.UNREADABLE_DIR))
+  assert any(m.startswith(os.path.basename(paths[-1]) + ".data") for m in moved)
+  assert all(checkpoint_io.reads(p) is None
+             for p in checkpoint_io.listed(out))
+
+
+def test_unreadable_best_checkpoint_is_replaced(run_copy):
+  data, out = run_copy
+  _train(data, out, 40, eval_every=10)            # keeps best/ by dev loss
+  best = checkpoint_io.listed(os.path.join(out, "best"))[-1]
+  _truncate(best)
+  log = _train(data, out, 50, eval_every=10)
+  assert any(l.startswith(f"skipped the best checkpoint {best}") for l in log)
+  kept = checkpoint_io.listed(os.path.join(out, "best"))
+  assert kept and kept[-1].endswith("ckpt-50") and \
+      checkpoint_io.reads(kept[-1]) is None
+
+
+def test_full_disk_stops_in_one_line_and_resumes(trained_run, tmp_path):
+  data, _ = trained_run
+  usr = tmp_path / "usr"
+  usr.mkdir()
+  (usr / "__init__.py").write_text(FULL_DISK)
+  out = str(tmp_path / "run")
+  args = ["--problem=translate_synthetic",
+          "--hparams_set=transformer_tiny", f"--hparams={TINY}",
+          f"--data_dir={data}", f"--output_dir={out}", "--train_steps=30",
+          "--save_checkpoints_steps=10", "--eval_bleu=false"]
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", FULL_AFTER="1")
+  done = t2t_command("t2t_trainer", *args, f"--t2t_usr_dir={usr}", env=env)
+  _one_line_error(done, f"could not save checkpoint 20 in {out}",
+                  "No space left on device",
+                  f"{os.path.join(out, 'ckpt-10')} is still the latest")
+  assert not glob.glob(os.path.join(out, "*_temp"))
+  assert checkpoint_io.listed(out)[-1].endswith("ckpt-10")
+  assert not os.path.exists(os.path.join(out, LOCK_FILE))
+  again = t2t_command("t2t_trainer", *args)       # room again
+  assert again.returncode == 0, again.stderr[-2000:]
+  assert "resumed from" in again.stdout + again.stderr
+  assert checkpoint_io.listed(out)[-1].endswith("ckpt-30")
+
+
+@pytest.mark.parametrize("name,damage", [
+    ("hparams.json", '{"hidden_size": 64, "num_hea'),
+    ("model.json", '{"model": "transformer"}'),
+])
+def test_damaged_run_files_are_named(run_copy, name, damage):
+  data, out = run_copy
+  with open(os.path.join(out, name), "w", encoding="utf-8") as f:
+    f.write(damage)
+  done = t2t_command("t2t_decoder", "--problem=translate_synthetic",
+                     f"--data_dir={data}", f"--output_dir={out}",
+                     f"--decode_from_file={os.path.join(out, name)}")
+  _one_line_error(done, f"{os.path.join(out, name)} is damaged")
+
+
+def test_damaged_checkpoint_state_and_best_json(run_copy):
+  data, out = run_copy
+  state = os.path.join(out, "checkpoint")
+  with open(state, "w", encoding="utf-8") as f:
+    f.write("model_checkpoint_path: \"ckpt-")
+  # The decoder names the file and the newest checkpoint beside it ...
+  with pytest.raises(UserError, match=f"{state} is damaged.*pass "
+                     f"--checkpoint_path={os.path.join(out, 'ckpt-30')}"):
+    load_model_from_dir(out)
+  # ... and the trainer rebuilds it and resumes from that checkpoint.
+  log = _train(data, out, 40)
+  assert any(l.startswith(f"{state} was damaged; rebuilt it from the 3 ")
+             for l in log), log
+  assert any(l.startswith("resumed from") and "ckpt-30" in l for l in log)
+  os.makedirs(os.path.join(out, "best"), exist_ok=True)
+  with open(os.path.join(out, "best", "best.json"), "w",
+            encoding="utf-8") as f:
+    f.write('{"metric": "loss"')
+  with pytest.raises(UserError, match=r"best\.json is damaged: not JSON"):
+    _train(data, out, 50, eval_every=10)
+
+
+def test_one_trainer_per_run_directory(trained_run, tmp_path):
+  data, _ = trained_run
+  out = str(tmp_path / "run")
+  os.makedirs(out)
+  lock = os.path.join(out, LOCK_FILE)
+  # A live holder on this host (this test's own process): refused.
+  with RunLock(out):
+    with pytest.raises(UserError, match=f"being trained by pid {os.getpid()}"):
+      _train(data, out, 10)
+    assert os.path.exists(lock)
+  assert not os.path.exists(lock)
+  # A holder on another host: refused, never taken over.
+  with open(lock, "w", encoding="utf-8") as f:
+    f.write('{"pid": 1, "host": "elsewhere", "started": "2026-01-01"}')
+  with pytest.raises(UserError, match="pid 1 on elsewhere"):
+    _train(data, out, 10)
+  # A holder that is gone (a finished process): taken over with a note.
+  gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                        capture_output=True, text=True, check=True)
+  with open(lock, "w", encoding="utf-8") as f:
+    f.write(f'{{"pid": {gone.stdout.strip()}, "host": '
+            f'"{socket.gethostname()}"}}')
+  log = _train(data, out, 10)
+  assert any(l.startswith(f"taking over {lock}: its trainer (pid "
+                          f"{gone.stdout.strip()}) is gone") for l in log), log
+  assert not os.path.exists(lock)
+  assert checkpoint_io.listed(out)[-1].endswith("ckpt-10")
+
+
+def test_two_trainer_processes(trained_run, tmp_path):
+  """A second t2t-trainer on a directory in use stops in one line."""
+  data, _ = trained_run
+  out = str(tmp_path / "run")
+  args = ["--problem=translate_synthetic", "--hparams_set=transformer_tiny",
+          f"--hparams={TINY}", f"--data_dir={data}", f"--output_dir={out}",
+          "--train_steps=100000", "--eval_bleu=false"]
+  first = subprocess.Popen(
+      [sys.executable, "-m", "t2t_keras.bin.t2t_trainer", *args],
+      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+      cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+  try:
+    for line in first.stdout:             # wait until it holds the lock
+      if line.startswith("training "):
+        break
+    second = t2t_command("t2t_trainer", *args)
+    _one_line_error(second, f"{out} is being trained by pid {first.pid}")
+  finally:
+    first.kill()
+    first.wait()
