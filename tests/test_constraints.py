@@ -80,6 +80,9 @@ def test_random_parser_outputs_are_trees_over_the_input(random_parser,
   raw = decoder.decode(sources)
   for text, source in zip(raw, sources):
     assert trees.well_formed(text.split(), source.split(), "words"), text
+    # At most 6 brackets opened in a row (random weights open brackets).
+    assert "(" + " (".join(["X"] * 7) not in " ".join(
+        "X" if t.startswith("(") else t for t in text.split()), text
   # The SavedModel holds the constraint (and still passes the op check).
   export_dir = export_run("parsing_wsj", out, data,
                           decode_overrides="beam_size=4,extra_length=20",

@@ -8,8 +8,12 @@ placeholder piece a word (``leaf_piece``, e.g. "XX"). At each step a
 hypothesis may emit
 
 * an opening bracket: at a word boundary, while words are left, inside the
-  root (or as the root, at step 0), below ``max_depth``, and only if the
-  length budget still leaves room to finish after it;
+  root (or as the root, at step 0), below ``max_depth``, at most
+  ``max_opens`` in a row (brackets opened since the last leaf: no tree of
+  the WSJ sample or of CRAFT opens more than 6; without the bound a weak
+  model whose favourite token is forbidden opens NP after NP, as its
+  renormalized choice), and only if the length budget still leaves room to
+  finish after it;
 * the closing bracket of the innermost open constituent: at a word
   boundary, if that constituent holds something, and for the root only once
   every word is placed;
@@ -34,6 +38,7 @@ from t2t_keras.ids import EOS_ID, PAD_ID
 
 WORD_START = "\u2581"      # SentencePiece's mark of a word-initial piece
 MAX_DEPTH = 64
+MAX_OPENS = 6
 
 
 def vocab_tables(pieces):
@@ -70,14 +75,16 @@ class TreeConstraint(Constraint):
     leaf_piece: the placeholder leaf piece (e.g. "\u2581XX"); None: leaves
       copy the input words.
     max_depth: the deepest nesting allowed.
+    max_opens: the most brackets opened in a row (without a leaf between).
   """
 
   renormalize = True
 
-  def __init__(self, pieces, leaf_piece=None, max_depth=MAX_DEPTH):
+  def __init__(self, pieces, leaf_piece=None, max_depth=MAX_DEPTH,
+               max_opens=MAX_OPENS):
     self.tables = vocab_tables(pieces)
     self.leaf_id = None if leaf_piece is None else pieces.index(leaf_piece)
-    self.max_depth = max_depth
+    self.max_depth, self.max_opens = max_depth, max_opens
 
   def _table(self, name, vocab):
     """A table as a tensor of ``vocab`` entries (padded with 0 / -1)."""
@@ -103,7 +110,8 @@ class TreeConstraint(Constraint):
             "placed": tf.zeros([n], tf.int32),
             "depth": tf.zeros([n], tf.int32),
             "stack": tf.zeros([n, self.max_depth], tf.int32),
-            "fresh": tf.zeros([n], tf.bool)}
+            "fresh": tf.zeros([n], tf.bool),
+            "opens": tf.zeros([n], tf.int32)}
 
   def _next_leaf(self, state, vocab):
     """(the next leaf token [n], whether it begins a word [n])."""
@@ -121,6 +129,7 @@ class TreeConstraint(Constraint):
     boundary = tf.logical_or(tf.equal(left, 0), starts_word)
     remaining = limits - step
     may_open = (boundary & (left > 0) & (depth < self.max_depth) &
+                (state["opens"] < self.max_opens) &
                 ((depth > 0) | tf.equal(step, 0)) &
                 (left + depth + 3 <= remaining))
     may_close = (boundary & (depth > 0) & tf.logical_not(state["fresh"]) &
@@ -156,7 +165,8 @@ class TreeConstraint(Constraint):
     stack = tf.where(here & opened[:, None], close[:, None], state["stack"])
     fresh = tf.where(opened, True,
                      tf.where(leaf | closed, False, state["fresh"]))
-    return dict(state, stack=stack, fresh=fresh,
+    opens = tf.where(leaf, 0, state["opens"] + tf.cast(opened, tf.int32))
+    return dict(state, stack=stack, fresh=fresh, opens=opens,
                 depth=depth + tf.cast(opened, tf.int32) -
                 tf.cast(closed, tf.int32),
                 placed=state["placed"] + tf.cast(leaf, tf.int32))
