@@ -76,12 +76,14 @@ class TreeConstraint(Constraint):
       copy the input words.
     max_depth: the deepest nesting allowed.
     max_opens: the most brackets opened in a row (without a leaf between).
+    renormalize: True: the model's distribution renormalized over the
+      allowed tokens (a forced token costs nothing); False: hypotheses keep
+      the model's own log-probabilities (``constraints`` module docstring).
   """
 
-  renormalize = True
-
   def __init__(self, pieces, leaf_piece=None, max_depth=MAX_DEPTH,
-               max_opens=MAX_OPENS):
+               max_opens=MAX_OPENS, renormalize=True):
+    self.renormalize = renormalize
     self.tables = vocab_tables(pieces)
     self.leaf_id = None if leaf_piece is None else pieces.index(leaf_piece)
     self.max_depth, self.max_opens = max_depth, max_opens
