@@ -26,8 +26,7 @@ Interface (``Constraint``):
 import tensorflow as tf
 
 from t2t_keras.ids import PAD_ID
-
-NEG_INF = -1e9
+from t2t_keras.layers.masks import NEG_INF
 
 
 class Constraint:
