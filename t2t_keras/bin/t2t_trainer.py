@@ -50,12 +50,22 @@ flags.DEFINE_integer("early_stopping_patience", None,
                      "BLEU (or loss); default: never.")
 flags.DEFINE_integer("random_seed", RunConfig.seed,
                      "Seed of the initial weights, dropout and data order.")
+flags.DEFINE_string("warm_start_from", None,
+                    "Start a new run from this run directory's (or "
+                    "checkpoint's) model weights: fine-tuning. The model "
+                    "shape and vocabulary must match. Ignored once "
+                    "--output_dir has a checkpoint (the run resumes).")
+flags.DEFINE_bool("warm_start_optimizer", False,
+                  "With --warm_start_from, take the source's optimizer "
+                  "state and step too (default: fresh, step 0).")
 
 
 def main(argv):
   if common.setup(argv):
     return 0
   common.require(FLAGS, "problem", "hparams_set", "output_dir")
+  if FLAGS.warm_start_optimizer and not FLAGS.warm_start_from:
+    raise app.UsageError("--warm_start_optimizer goes with --warm_start_from")
   if FLAGS.generate_data:
     common.require(FLAGS, "data_dir")
     datagen_flags.generate_from_flags(FLAGS.problem, FLAGS.data_dir)
@@ -74,7 +84,9 @@ def main(argv):
       eval_bleu=FLAGS.eval_bleu, eval_bleu_lines=FLAGS.eval_bleu_lines,
       eval_decode_overrides=FLAGS.eval_decode_hparams,
       early_stopping_patience=FLAGS.early_stopping_patience,
-      flags=common.flag_values(FLAGS)))
+      flags=common.flag_values(FLAGS),
+      warm_start_from=FLAGS.warm_start_from,
+      warm_start_optimizer=FLAGS.warm_start_optimizer))
   return 0
 
 

@@ -47,12 +47,17 @@ def build_model(hparams_set="transformer_base", vocab_size=None,
 MODEL_SPEC = "model.json"
 
 
-def save_model_spec(output_dir, model_name, input_vocab_size,
-                    target_vocab_size, problem_name=None, flags=None):
-  """Writes what rebuilding the model needs (beside hparams.json)."""
-  spec = {"model": model_name, "input_vocab_size": int(input_vocab_size),
+def model_spec(model_name, input_vocab_size, target_vocab_size,
+               problem_name=None, flags=None, vocab_sha256=None):
+  """What rebuilding the model needs, as model.json holds it."""
+  return {"model": model_name, "input_vocab_size": int(input_vocab_size),
           "target_vocab_size": int(target_vocab_size),
-          "problem": problem_name, "flags": dict(flags or {})}
+          "problem": problem_name, "flags": dict(flags or {}),
+          "vocab_sha256": vocab_sha256}
+
+
+def save_model_spec(output_dir, spec):
+  """Writes a ``model_spec`` dict as model.json (beside hparams.json)."""
   with open(os.path.join(output_dir, MODEL_SPEC), "w", encoding="utf-8") as f:
     json.dump(spec, f, indent=2, sort_keys=True, default=str)
 

@@ -48,6 +48,9 @@ class RunConfig:
   early_stopping_patience: stop after this many evaluations without a
     better dev figure; None: never.
   flags: the command line's flag values, recorded in model.json.
+  warm_start_from: a run directory or checkpoint whose model weights a new
+    run starts from (``training.warm_start``); None: random weights.
+  warm_start_optimizer: take the source's optimizer state (and step) too.
   """
   problem: str
   hparams_set: str
@@ -68,3 +71,5 @@ class RunConfig:
   eval_decode_overrides: str = ""
   early_stopping_patience: Optional[int] = None
   flags: dict = dataclasses.field(default_factory=dict)
+  warm_start_from: Optional[str] = None
+  warm_start_optimizer: bool = False

@@ -14,13 +14,14 @@ from t2t_keras.decoding.dev_bleu import DevBleu
 from t2t_keras.errors import UserError
 from t2t_keras.hparams import HParams
 from t2t_keras.logs import log_line
-from t2t_keras.models.builder import save_model_spec
+from t2t_keras.models.builder import model_spec, save_model_spec
 from t2t_keras.models.precision import dtype_policy
 from t2t_keras.training.best import BestKeeper
 from t2t_keras.training.config import CheckpointPolicy, RunConfig  # pylint: disable=unused-import
 from t2t_keras.training.run_lock import RunLock
 from t2t_keras.training.strategy import make_strategy
 from t2t_keras.training.trainer import Trainer
+from t2t_keras.training.warm_start import vocab_digest, warm_start
 
 
 def resolve_hparams(hparams_set, overrides="", output_dir=None):
@@ -79,10 +80,11 @@ def train(config, log=log_line):
     os.makedirs(c.output_dir, exist_ok=True)
   # One trainer writes a run directory (the chief of a multi-worker run).
   with RunLock(c.output_dir, log) if chief else contextlib.nullcontext():
+    spec = model_spec(c.model, input_vocab, target_vocab, c.problem, c.flags,
+                      vocab_digest(problem, c.data_dir))
     if chief:
       hparams.save(os.path.join(c.output_dir, "hparams.json"))
-      save_model_spec(c.output_dir, c.model, input_vocab, target_vocab,
-                      c.problem, c.flags)
+      save_model_spec(c.output_dir, spec)
     model_dir = c.output_dir if chief else os.path.join(
         c.output_dir, f"worker_{strategy.cluster_resolver.task_id}")
 
@@ -96,7 +98,15 @@ def train(config, log=log_line):
                         c.jit_compile)
       restored = trainer.restore(log)
       if restored:
-        log(f"resumed from {restored} at step {trainer.step}")
+        log(f"resumed from {restored} at step {trainer.step}" + (
+            " (--warm_start_from starts new runs only)"
+            if c.warm_start_from else ""))
+      elif c.warm_start_from:
+        source = warm_start(trainer, c.warm_start_from, spec, hparams,
+                            c.warm_start_optimizer)
+        log(f"warm start from {source}: its model weights" + (
+            f" and optimizer state (step {trainer.step})"
+            if c.warm_start_optimizer else ", a fresh optimizer, step 0"))
       log(f"training {c.model}/{c.hparams_set} on {c.problem}: "
           f"{trainer.model.count_params():,} parameters, "
           f"{strategy.num_replicas_in_sync} replica(s), "
