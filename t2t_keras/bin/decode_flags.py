@@ -8,7 +8,9 @@ flags.DEFINE_string("data_dir", None, "The problem's data (vocabulary).")
 flags.DEFINE_string("checkpoint_path", None,
                     "A checkpoint, or a directory whose latest checkpoint to "
                     "use (e.g. <output_dir>/avg); default: the latest in "
-                    "--output_dir.")
+                    "--output_dir. t2t-decoder: several, comma-separated "
+                    "(A,B,...), decode as an ensemble (the mean of their "
+                    "probabilities at every step).")
 flags.DEFINE_string("decode_hparams", "",
                     "e.g. 'beam_size=4,alpha=0.6,extra_length=50,"
                     "batch_size=32,return_beams=false'.")

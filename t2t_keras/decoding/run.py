@@ -12,7 +12,7 @@ from t2t_keras.decoding.saved_model import SavedModelDecoder
 from t2t_keras.decoding.scoring import Scorer, score_stream
 from t2t_keras.errors import UserError
 from t2t_keras.lines import one_line
-from t2t_keras.models.builder import load_model_from_dir
+from t2t_keras.models.builder import load_models
 
 
 def _to_stderr(message):
@@ -24,8 +24,8 @@ def _load(problem_name, model_dir, data_dir, checkpoint_path, hparams_set,
   """(problem, (input vocab, target vocab), model, checkpoint path)."""
   problem = registry.problem(problem_name)
   vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
-  model, _, spec, path = load_model_from_dir(model_dir, checkpoint_path,
-                                             activation_dtype)
+  model, _, spec, path = load_models(model_dir, checkpoint_path,
+                                     activation_dtype)
   trained = spec.get("flags", {})
   for flag, given in (("hparams_set", hparams_set), ("model", model_name)):
     if given and trained.get(flag) and trained[flag] != given:

@@ -28,6 +28,9 @@ def export_run(problem_name, model_dir, data_dir, checkpoint_path=None,
     raise UserError("activation_dtype is for SavedModels: a CTranslate2 "
                     "model picks its precision when it decodes "
                     "(t2t-decoder --ct2_compute_type)")
+  if checkpoint_path and "," in checkpoint_path:
+    raise UserError("t2t-exporter exports one model: an ensemble "
+                    "(--checkpoint_path=A,B) decodes through t2t-decoder only")
   problem = registry.problem(problem_name)
   vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
   model, _, _, path = load_model_from_dir(model_dir, checkpoint_path,

@@ -138,3 +138,20 @@ def load_model_from_dir(model_dir, checkpoint_path=None,
         f"{source_dir} (another model, or written before t2t_keras 0.1's "
         f"checkpoint fix): {str(e)[:300]}") from None
   return net, hparams, spec, path
+
+
+def load_models(model_dir, checkpoint_path=None, activation_dtype=None):
+  """``load_model_from_dir``, or for a comma-separated ``checkpoint_path``
+  (checkpoints or run directories of one problem and vocabulary) an
+  ``ensemble.Ensemble`` of each, each read with its own run's model.json.
+  Returns (model, hparams, spec, checkpoints used) with the first member's
+  hparams and spec."""
+  paths = [p for p in (checkpoint_path or "").split(",") if p]
+  if len(paths) <= 1:
+    return load_model_from_dir(model_dir, checkpoint_path, activation_dtype)
+  from t2t_keras.models.ensemble import Ensemble  # pylint: disable=g-import-not-at-top
+  loaded = [load_model_from_dir(p if os.path.isdir(p) else
+                                os.path.dirname(p), p, activation_dtype)
+            for p in paths]
+  return (Ensemble([model for model, _, _, _ in loaded]), loaded[0][1],
+          loaded[0][2], ",".join(path for _, _, _, path in loaded))
