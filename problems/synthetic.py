@@ -115,3 +115,35 @@ class TranslateSynthetic(Text2TextProblem):
     del tmp_dir
     return GeneratedSource(generate, "generated synthetic sentence pairs",
                            self.source_lang, self.target_lang)
+
+
+def gold_alignment(source):
+  """The alignment ``make_pair`` builds for the source sentence ``source``
+  (str): (source word, target word) index pairs, 0-based, one per target
+  word (each target word translates one source word).
+
+  The source is NP verb NP [preposition NP], each NP determiner
+  adjective* noun; the target is NP NP [preposition NP] verb, each NP
+  determiner noun adjective*.
+  """
+  words = source.split()
+  nouns = {n for n in NOUNS} | {n + "s" for n in NOUNS}
+  phrases, start = [], 0
+  for i, word in enumerate(words):
+    if word in nouns:
+      phrases.append(list(range(start, i + 1)))
+      start = i + 2       # past the verb or the preposition after the noun
+  verb = phrases[0][-1] + 1
+  pairs = []
+
+  def phrase(indices):
+    det, adjectives, noun = indices[0], indices[1:-1], indices[-1]
+    return [det, noun] + adjectives
+
+  order = phrase(phrases[0]) + phrase(phrases[1])
+  if len(phrases) > 2:
+    order += [phrases[1][-1] + 1] + phrase(phrases[2])
+  order.append(verb)
+  for target_index, source_index in enumerate(order):
+    pairs.append((source_index, target_index))
+  return pairs

@@ -40,6 +40,11 @@ flags.DEFINE_string("decode_prefix_file", None,
                     "none): each output begins with its prefix and the "
                     "search goes on from there (CTranslate2's "
                     "target_prefix).")
+flags.DEFINE_string("alignment_file", None,
+                    "Also write each output's word alignment to this file, "
+                    "one line per input line, in Pharaoh format (i-j: "
+                    "source word i, target word j, 0-based, words as split "
+                    "on spaces), from the encoder-decoder attention.")
 flags.DEFINE_string("score_target_file", None,
                     "The targets of --score_file, one line per source line.")
 
@@ -61,6 +66,9 @@ def main(argv):
   if FLAGS.decode_prefix_file and (FLAGS.score_file or FLAGS.ct2_model_dir):
     raise app.UsageError("--decode_prefix_file goes with decoding through a "
                          "checkpoint or --saved_model_dir")
+  if FLAGS.alignment_file and (FLAGS.score_file or exported):
+    raise app.UsageError("--alignment_file goes with decoding through a "
+                         "checkpoint, not --score_file or an export")
   if FLAGS.score_file and exported:
     raise app.UsageError("--score_file scores with a checkpoint (--problem, "
                          "--output_dir, --data_dir), not an export")
@@ -96,9 +104,12 @@ def main(argv):
                 target, **options)
     else:
       prefixes = LineReader(opened[1], paths[1]) if opened[1] else None
+      if FLAGS.alignment_file:
+        opened.append(open(FLAGS.alignment_file, "wb"))
       run.decode(FLAGS.problem, FLAGS.output_dir, FLAGS.data_dir, source,
                  target, saved_model_dir=FLAGS.saved_model_dir,
                  prefixes=prefixes,
+                 alignments=opened[-1] if FLAGS.alignment_file else None,
                  ct2_model_dir=FLAGS.ct2_model_dir,
                  ct2_compute_type=FLAGS.ct2_compute_type, **options)
   finally:

@@ -207,6 +207,11 @@ class Decoder:
     return self.postprocess(text, source) if self.postprocess else text
 
 
+def format_pairs(pairs):
+  """Pharaoh alignment pairs [(i, j)] -> "i-j i-j ..."."""
+  return " ".join(f"{i}-{j}" for i, j in pairs)
+
+
 def format_output(output):
   """One output line (without its "\n"): the text, or for an n-best list
   ``text<TAB>score`` pairs joined by tabs."""
@@ -217,11 +222,14 @@ def format_output(output):
 
 
 def decode_stream(decoder, reader, target, window=DEFAULT_WINDOW,
-                  log=log_line, progress_seconds=3.0, prefixes=None):
+                  log=log_line, progress_seconds=3.0, prefixes=None,
+                  aligner=None, alignments=None):
   """Decodes the lines of ``reader`` (a ``lines.LineReader``) into the
   binary stream ``target``, ``window`` lines at a time; ``prefixes``, a
   LineReader of one target prefix per input line ("" for none), forces
-  each output's beginning.
+  each output's beginning. With an ``aligner`` (``alignments.Aligner``),
+  each output's word alignment is written to the binary stream
+  ``alignments``, one line per input line.
 
   Each window's outputs are written with one write and flushed, so a killed
   run leaves only complete lines. Progress goes to ``log`` at most every
@@ -251,6 +259,11 @@ def decode_stream(decoder, reader, target, window=DEFAULT_WINDOW,
     target.write("".join(format_output(o) + "\n"
                          for o in outputs).encode("utf-8"))
     target.flush()
+    if aligner is not None:
+      alignments.write("".join(
+          format_pairs(p) + "\n" for p in aligner.align(lines, outputs))
+                       .encode("utf-8"))
+      alignments.flush()
     written += len(outputs)
   seconds = time.time() - start
   log(f"decoded {written:,} line(s) in {seconds:.1f} s "

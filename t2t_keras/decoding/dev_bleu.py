@@ -58,7 +58,8 @@ class DevBleu:
                            postprocess=problem.postprocess,
                            target_vocab=problem.target_vocab(data_dir),
                            constraint=problem.decode_constraint(data_dir),
-                           repaired=problem.repaired)
+                           repaired=problem.repaired if problem.repairs
+                           else None)
 
   @property
   def lines(self):

@@ -3,6 +3,7 @@
 import sys
 
 from t2t_keras import registry
+from t2t_keras.decoding.alignments import Aligner
 from t2t_keras.decoding.ct2 import Ct2Decoder
 from t2t_keras.decoding.dev_bleu import split_text
 from t2t_keras.decoding.decoder import (DEFAULT_WINDOW, Decoder,
@@ -75,7 +76,8 @@ def decode(problem_name, model_dir, data_dir, source, target,
            checkpoint_path=None, decode_overrides="", hparams_set=None,
            model_name=None, saved_model_dir=None, ct2_model_dir=None,
            ct2_compute_type="float32", activation_dtype=None,
-           window=DEFAULT_WINDOW, prefixes=None, log=_to_stderr):
+           window=DEFAULT_WINDOW, prefixes=None, alignments=None,
+           log=_to_stderr):
   """Decodes the lines of ``source`` (a ``lines.LineReader``) into the
   binary stream ``target`` with the run in ``model_dir`` (computing in
   ``activation_dtype``, default: as it trained), the SavedModel in
@@ -83,8 +85,13 @@ def decode(problem_name, model_dir, data_dir, source, target,
   export in ``ct2_model_dir`` (its decode hparams, then
   ``decode_overrides``), ``window`` lines at a time; progress goes to
   ``log`` (stderr: stdout may be the output). ``prefixes``: a LineReader
-  of one target prefix per input line, forced at each output's start.
-  Returns the number of lines written."""
+  of one target prefix per input line, forced at each output's start;
+  ``alignments``, a binary stream for each output's word alignment
+  (Pharaoh format, ``decoding.alignments``). Returns the number of lines
+  written."""
+  if alignments is not None and (saved_model_dir or ct2_model_dir):
+    raise UserError("word alignments come from a checkpoint's attention, "
+                    "not from an export")
   if ct2_model_dir and prefixes is not None:
     raise UserError("target prefixes decode through a checkpoint or a "
                     "SavedModel, not the CTranslate2 export")
@@ -112,8 +119,16 @@ def decode(problem_name, model_dir, data_dir, source, target,
                     postprocess=problem.postprocess, target_vocab=vocabs[1],
                     constraint=problem.decode_constraint(data_dir),
                     repaired=problem.repaired if problem.repairs else None)
+  aligner = None
+  if alignments is not None:
+    if hparams.return_beams:
+      raise UserError("word alignments go with one output a line, not "
+                      "return_beams")
+    aligner = Aligner(model, vocabs[0], vocabs[1],
+                      max_length=hparams.max_input_length)
   log(f"decoding with {path} in {describe_precision(model)}: "
       f"{describe(hparams)}" + ("" if decoder.constraint is None else
                                 f", constrained ({problem.name})"))
   return decode_stream(decoder, source, target, window, log=log,
-                       prefixes=prefixes)
+                       prefixes=prefixes, aligner=aligner,
+                       alignments=alignments)
