@@ -67,9 +67,12 @@ def _one_line_error(done, *expected):
 
 
 def _truncate(path):
-  data = glob.glob(path + ".data-*")[0]
-  with open(data, "r+b") as f:
-    f.truncate(os.path.getsize(data) // 2)
+  _truncate_file(glob.glob(path + ".data-*")[0])
+
+
+def _truncate_file(path):
+  with open(path, "r+b") as f:
+    f.truncate(os.path.getsize(path) // 2)
 
 
 def _train(data, out, steps, **overrides):
@@ -188,6 +191,28 @@ def test_damaged_checkpoint_state_and_best_json(run_copy):
     f.write('{"metric": "loss"')
   with pytest.raises(UserError, match=r"best\.json is damaged: not JSON"):
     _train(data, out, 50, eval_every=10)
+
+
+def test_damaged_data_files_are_named(trained_run, tmp_path):
+  data, out = trained_run
+  copy = str(tmp_path / "data")
+  shutil.copytree(data, copy)
+  vocab = glob.glob(os.path.join(copy, "vocab.*.model"))[0]
+  with open(vocab, "r+b") as f:
+    f.truncate(100)
+  done = t2t_command("t2t_decoder", "--problem=translate_synthetic",
+                     f"--data_dir={copy}", f"--output_dir={out}",
+                     f"--decode_from_file={vocab}")
+  _one_line_error(done, f"{vocab} is damaged: not a SentencePiece model")
+  shutil.rmtree(copy)
+  shutil.copytree(data, copy)
+  shard = sorted(glob.glob(os.path.join(copy, "*-train-*")))[3]
+  _truncate_file(shard)
+  # Cut inside a record's header, a shard reads as a clean end of file: the
+  # sizes datagen recorded name it either way.
+  with pytest.raises(UserError, match=f"{shard} is damaged: .* bytes, "
+                     "datagen wrote"):
+    _train(copy, str(tmp_path / "run"), 10)
 
 
 def test_one_trainer_per_run_directory(trained_run, tmp_path):

@@ -39,6 +39,20 @@ def parse_example(record):
   return {k: tf.sparse.to_dense(parsed[k]) for k in FEATURES}
 
 
+def damaged_records(files):
+  """(the first of ``files`` whose TFRecords do not read, why), or None.
+  Reads every record: for naming a damaged shard after a read failed."""
+  for path in sorted(files):
+    try:
+      tf.data.TFRecordDataset(path).reduce(0, lambda n, _: n + 1)
+    except tf.errors.OpError as e:
+      text = str(e)
+      why = text[text.find("truncated"):].split("'")[0] if "truncated" in \
+          text else type(e).__name__
+      return path, why.strip()
+  return None
+
+
 def read_records(files, shuffle_files=False, seed=None, input_context=None):
   """Examples from TFRecord shards, optionally split across input pipelines
   (one per worker under a tf.distribute strategy)."""

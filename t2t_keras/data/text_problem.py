@@ -6,15 +6,20 @@ Data layout in ``data_dir`` (what t2t-datagen writes):
   <data_name>-<split>-<i>-of-<n>                 TFRecord shards of examples
 Shards are written under a temporary name and renamed when the split is
 complete, so an interrupted run leaves nothing that looks finished, and a
-re-run skips the splits (and the vocabulary) that are done.
+re-run skips the splits (and the vocabulary) that are done. Each finished
+shard's size goes to ``<data_name>.shards.json``; readers check it, since a
+shard cut inside a record's header reads as a clean end of file and would
+lose its remaining examples silently.
 """
 
 import glob
+import json
 import os
 import time
 
 import tensorflow as tf
 
+from t2t_keras import json_files
 from t2t_keras.data import mixture, pipeline
 from t2t_keras.data.corpus import CorpusError, SkipCounter
 from t2t_keras.data.problem import Problem
@@ -163,6 +168,7 @@ class Text2TextProblem(Problem):
                         f"usable sentence pairs ({skipped.summary()})")
     for p, f in zip(partial, final):
       os.replace(p, f)
+    self._record_sizes(data_dir, final)
     log(f"{split}: {count:,} pairs in {len(final)} shard(s); "
         f"{skipped.summary()}")
     return skipped
@@ -241,10 +247,44 @@ class Text2TextProblem(Problem):
                                         "targets": ex["inputs"]})
     return dataset
 
+  def _manifest(self, data_dir):
+    return os.path.join(data_dir, f"{self.data_name}.shards.json")
+
+  def _record_sizes(self, data_dir, paths):
+    path = self._manifest(data_dir)
+    sizes = (json_files.load(path, ("sizes",))["sizes"]
+             if os.path.exists(path) else {})
+    sizes.update({os.path.basename(p): os.path.getsize(p) for p in paths})
+    with open(path + ".partial", "w", encoding="utf-8") as f:
+      json.dump({"sizes": sizes}, f, indent=1, sort_keys=True)
+    os.replace(path + ".partial", path)
+
+  def check_shards(self, data_dir, files):
+    """A one-line error for a shard whose size is not the one datagen
+    recorded (data written before the record is not checked)."""
+    path = self._manifest(data_dir)
+    if not os.path.exists(path):
+      return
+    sizes = json_files.load(path, ("sizes",), "run t2t-datagen again")[
+        "sizes"]
+    for name in files:
+      expected = sizes.get(os.path.basename(name))
+      if expected is not None and os.path.getsize(name) != expected:
+        raise UserError(
+            f"{name} is damaged: {os.path.getsize(name):,} bytes, datagen "
+            f"wrote {expected:,}; delete it and run t2t-datagen again with "
+            "the same flags: it rewrites the splits whose shards are missing")
+
+  def data_files(self, data_dir):
+    """Every TFRecord shard of this problem in ``data_dir``."""
+    return [f for f in glob.glob(os.path.join(
+        data_dir, f"{self.data_name}-*-of-*")) if not f.endswith(".partial")]
+
   def _records(self, data_dir, split, seed, input_context):
     files = sorted(glob.glob(os.path.join(
         data_dir, f"{self.data_name}-{split}-*-of-*")))
     files = [f for f in files if not f.endswith(".partial")]
+    self.check_shards(data_dir, files)
     if not files:
       raise MissingFileError(
           f"no {split} data for {self.data_name} in {data_dir}; run "

@@ -83,7 +83,13 @@ class SubwordVocab:
       raise MissingFileError(f"vocabulary file {path} does not exist; run "
                               "t2t-datagen for this problem first")
     with open(path, "rb") as f:
-      return cls(f.read())
+      proto = f.read()
+    try:
+      return cls(proto)
+    except RuntimeError:
+      raise UserError(f"{path} is damaged: not a SentencePiece model; run "
+                      "t2t-datagen again in a new --data_dir (the shards "
+                      "beside it were encoded with the original)") from None
 
   def save(self, path):
     """Writes the model atomically (a reader never sees half a file)."""

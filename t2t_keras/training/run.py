@@ -68,6 +68,21 @@ def train(config, log=log_line):
     config: a ``RunConfig``.
     log: where progress lines go.
   """
+  try:
+    return _train(config, log)
+  except tf.errors.DataLossError as e:
+    problem = registry.problem(config.problem)
+    files = getattr(problem, "data_files", lambda _: [])(config.data_dir)
+    found = pipeline.damaged_records(files)
+    if not found:
+      raise
+    raise UserError(f"{found[0]} is damaged ({found[1]}); delete it and run "
+                    "t2t-datagen again with the same flags: it rewrites the "
+                    "splits whose shards are missing") from None
+
+
+def _train(config, log):
+  """``train`` without the naming of a damaged data shard."""
   c = config
   problem = registry.problem(c.problem)
   hparams = resolve_hparams(c.hparams_set, c.hparams_overrides, c.output_dir)
