@@ -102,6 +102,9 @@ def test_decoder_names_an_unreadable_checkpoint_and_a_good_one(run_copy):
   line = _one_line_error(done, f"checkpoint {paths[-1]} does not read",
                          f"--checkpoint_path={paths[-2]}")
   assert "IndexError" in line
+  done = t2t_command("t2t_avg_all", f"--model_dir={out}", "--n=2")
+  _one_line_error(done, f"checkpoint {paths[-1]} does not read",
+                  "move it aside")
 
 
 def test_trainer_skips_unreadable_checkpoints_and_finishes(run_copy):

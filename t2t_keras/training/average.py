@@ -6,6 +6,7 @@ import os
 import tensorflow as tf
 
 from t2t_keras import checkpoint_io
+from t2t_keras.errors import UserError
 from t2t_keras.logs import log_line
 from t2t_keras.models.builder import build_model_from_dir
 from t2t_keras.training.checkpoints import (average_into, last_checkpoints,
@@ -22,7 +23,14 @@ def average_checkpoints(model_dir, output_dir=None, n=5, log=log_line):
   if len(paths) < n:
     log(f"only {len(paths)} checkpoint(s) in {model_dir}; averaging those")
   model, hparams, spec = build_model_from_dir(model_dir)
-  average_into(model, paths)
+  try:
+    average_into(model, paths)
+  except checkpoint_io.UnreadableCheckpoint as e:
+    after = len(paths) - 1 - paths.index(e.path)
+    raise UserError(f"{e}; " + (f"--n={after} averages the {after} "
+                                "checkpoint(s) after it" if after else
+                                "move it aside (the trainer does so when it "
+                                "resumes) to average the others")) from None
   os.makedirs(output_dir, exist_ok=True)
   hparams.save(os.path.join(output_dir, "hparams.json"))
   with open(os.path.join(model_dir, "model.json"), encoding="utf-8") as src, \
