@@ -20,6 +20,7 @@ def main(argv):
                           read_lines(FLAGS.test_file))
   for number, reason in result["errors"]:
     print(f"sentence {number}: {reason}; not scored")
+  print(f"not scored: {len(result['errors'])} sentence(s)")
   for name, title in (("all", "all sentences"), ("short", "<= 40 words")):
     counts = result[name]
     p, r, f = counts.scores()
