@@ -134,7 +134,7 @@ def test_prefixes_begin_each_output_and_score_as_forced(trained_run,
     hparams = decode_hparams(overrides)
     decoder = Decoder(model, vocab, hparams)
     encoded = [decoder.encode(s) for s in sources]
-      prefix_ids = padded([vocab.encode(p) or [0] for p in prefixes])
+    prefix_ids = padded([vocab.encode(p) or [0] for p in prefixes])
     ids, scores = decoder.search(padded(encoded), prefix_ids)
     outputs = [vocab.decode(row[0]) for row in ids]
     for output, prefix, free_output in zip(outputs, prefixes, free):
