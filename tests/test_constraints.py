@@ -105,15 +105,17 @@ def test_scoring_under_the_constraint_matches_the_search(random_parser):
   model, _, _, _ = load_model_from_dir(out)
   constraint = problem.decode_constraint(data)
   vocab = problem.vocab(data)
-  decoder = Decoder(model, vocab, decode_hparams("beam_size=1"),
+  # A limit the outputs do not reach (EOS is forced there).
+  decoder = Decoder(model, vocab,
+                    decode_hparams("beam_size=1,extra_length=300"),
                     constraint=constraint)
   batch = [decoder.encode(s) for s in sources[:8]]
   ids, scores = decoder.search(padded(batch))
   outputs = [vocab.decode(row[0]) for row in ids]
-  scorer = Scorer(model, vocab, constraint=constraint, extra_length=50)
+  scorer = Scorer(model, vocab, constraint=constraint, extra_length=300)
   for (log_prob, _), score in zip(
       scorer.score(list(zip(sources[:8], outputs))), scores[:, 0]):
-    assert log_prob == pytest.approx(float(score), abs=1e-3)
+    assert log_prob == pytest.approx(float(score), rel=1e-3, abs=1e-3)
   # A target the constraint forbids (a word missing) scores about -1e9.
   bad = outputs[0].replace(sources[0].split()[0], "", 1)
   assert scorer.score([(sources[0], bad)])[0][0] < -1e8

@@ -14,7 +14,8 @@ import time
 import tensorflow as tf
 
 from t2t_keras.decoding.beam_search import EXTRA_LENGTH
-from t2t_keras.decoding.constraints import constrained_log_probs, step_masks
+from t2t_keras.decoding.constraints import (NEG_INF, constrained_log_probs,
+                                            step_masks)
 from t2t_keras.decoding.decoder import (BATCH_SIZE, DEFAULT_WINDOW,
                                        encode_with_eos, length_sorted_chunks,
                                        padded, windows)
@@ -55,7 +56,9 @@ class Scorer:
     """-> (log-prob sums [batch], token counts [batch])."""
     logits = self.model({"inputs": inputs, "targets": targets},
                         training=False)
-    logits = tf.cast(logits, tf.float32)
+    # Padding is never produced, as in the searches (``beam_search``).
+    logits = tf.cast(logits, tf.float32) + tf.one_hot(
+        PAD_ID, tf.shape(logits)[2], on_value=NEG_INF, off_value=0.0)
     limits = tf.reduce_sum(tf.cast(tf.not_equal(inputs, PAD_ID), tf.int32),
                            1) + self.extra_length
     masks = None if self.constraint is None else step_masks(
