@@ -1,5 +1,5 @@
 """The recipes under recipes/, end to end at a toy scale (a few steps on a
-few sentences), so that they cannot rot; the full runs live in the README."""
+few sentences), so that they cannot rot; the full runs live in docs/recipes.md."""
 
 import os
 import subprocess
