@@ -126,7 +126,6 @@ class ParsingWsj(Text2TextProblem):
   validation_bleu = True
   validation_metric = "f1"
   eval_decode_defaults = {"beam_size": 1}
-  repairs = True
 
   def source(self, tmp_dir=None, raw_dir=None, raw_prefixes=None):
     del tmp_dir

@@ -44,8 +44,6 @@ class Problem:
   # What that decoding scores ("bleu", or the problem's own metric computed
   # by ``dev_score``, e.g. parsing's "f1").
   validation_metric = "bleu"
-  # Whether ``postprocess`` repairs outputs (``repaired`` says which).
-  repairs = False
   # Decode hparams of the trainer's dev decoding, over ``decode_defaults``.
   eval_decode_defaults = {}
 
@@ -125,6 +123,12 @@ class Problem:
     """Whether ``postprocess`` had to repair ``text``. Default: never."""
     del text, source
     return False
+
+  @property
+  def repairs(self):
+    """Whether ``postprocess`` may repair outputs: ``repaired`` is
+    overridden."""
+    return type(self).repaired is not Problem.repaired
 
   def decode_constraint(self, data_dir):
     """A ``decoding.constraints.Constraint`` every search of this problem
