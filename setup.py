@@ -13,6 +13,16 @@ def requirements(name):
             if line.split("#")[0].strip()]
 
 
+def _version():
+  """The one version: ``__version__`` in t2t_keras/__init__.py."""
+  with open(os.path.join(HERE, "t2t_keras", "__init__.py"),
+            encoding="utf-8") as f:
+    for line in f:
+      if line.startswith("__version__"):
+        return line.split("=")[1].strip().strip('"')
+  raise RuntimeError("no __version__ in t2t_keras/__init__.py")
+
+
 NAMESPACED = {"t2t_keras.problems": "problems",
               "t2t_keras.hparams_sets": "hparams"}
 
@@ -30,7 +40,7 @@ COMMANDS = {
 
 setup(
     name="t2t_keras",
-    version="0.1.0",
+    version=_version(),
     description="The Transformer of 'Attention Is All You Need' for Keras 3, "
                 "in the tensor2tensor tradition.",
     long_description=open(os.path.join(HERE, "README.md"),

@@ -1,12 +1,13 @@
-"""The speed table's decoding rows before and after a change, side by side
+"""The speed table's training and decoding rows before and after a change, side by side
 in one run: speed_table.py's worker (benchmarks/speed/t2t_keras_worker.py,
 the base model with random weights, its shapes) runs from a checkout of
 ``--rev`` (a git worktree under /tmp) and from this tree, alternately, for
-``--rounds`` rounds; the table gives each side's median sentences/s, the
+``--rounds`` rounds; the table gives each side's median sentences/s (tokens/s
+for ``train``), the
 median of the rounds' ratios and every ratio, with the matmul peak measured
 in the same run. Run it on an otherwise idle machine.
 
-Usage: python benchmarks/before_after.py --rev REV [--tasks beam,greedy]
+Usage: python benchmarks/before_after.py --rev REV [--tasks train,beam,greedy]
          [--rounds 3] [--steps 5] [--quick]
 """
 
@@ -35,8 +36,9 @@ def checkout(rev):
   return path, sha[:10]
 
 
-def sentences_per_s(tree, task, steps, quick):
-  """The worker's sentences/s for ``task`` run from ``tree``."""
+def speed(tree, task, steps, quick):
+  """The worker's sentences/s (tokens/s for train) for ``task`` run from
+  ``tree``."""
   command = [sys.executable,
              os.path.join(tree, "benchmarks", "speed", "t2t_keras_worker.py"),
              f"--task={task}", "--model=base", "--precision=float32",
@@ -46,7 +48,8 @@ def sentences_per_s(tree, task, steps, quick):
                         cwd=tree, check=False)
   for line in done.stdout.splitlines():
     if line.startswith("RESULT "):
-      return json.loads(line[len("RESULT "):])["sentences_per_s"]
+      result = json.loads(line[len("RESULT "):])
+      return result["tokens_per_s" if task == "train" else "sentences_per_s"]
   raise SystemExit(f"{tree}: {task} failed: {done.stderr[-500:]}")
 
 
@@ -62,19 +65,20 @@ def main():
   peaks = matmul_peaks(1024 if args.quick else 4096)
   print(f"matmul peak (TensorFlow): float32 {peaks['float32'] / 1e9:,.0f}, "
         f"bfloat16 {peaks['bfloat16'] / 1e9:,.0f} GFLOP/s")
-  print(f"| task | before ({sha}) sent/s | after (this tree) sent/s | "
-        "after / before | rounds |")
+  print(f"| task | before ({sha}) | after (this tree) | after / before | "
+        "rounds |")
   print("| --- | --- | --- | --- | --- |")
   for task in args.tasks.split(","):
     pairs = []
     for _ in range(args.rounds):
-      pairs.append((sentences_per_s(before, task, args.steps, args.quick),
-                    sentences_per_s(REPO, task, args.steps, args.quick)))
+      pairs.append((speed(before, task, args.steps, args.quick),
+                    speed(REPO, task, args.steps, args.quick)))
     ratios = [after / old for old, after in pairs]
+    unit = "tokens/s" if task == "train" else "sent/s"
     print(f"| {task}-4 float32 base |" if task == "beam" else
           f"| {task} float32 base |",
-          f"{statistics.median(p[0] for p in pairs):.1f} |",
-          f"{statistics.median(p[1] for p in pairs):.1f} |",
+          f"{statistics.median(p[0] for p in pairs):,.1f} {unit} |",
+          f"{statistics.median(p[1] for p in pairs):,.1f} {unit} |",
           f"{statistics.median(ratios):.3f}x |",
           ", ".join(f"{r:.3f}" for r in ratios), "|")
 

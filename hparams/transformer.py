@@ -32,13 +32,18 @@ def transformer_base():
       relu_dropout=0.0,               # not used by the paper's base model
       label_smoothing=0.1,            # epsilon_ls
       # Optimizer and schedule (section 5.3).
-      optimizer="adam",
+      optimizer="adam",               # or adamw, sgd (registry: optimizer)
       optimizer_adam_beta1=0.9,
       optimizer_adam_beta2=0.98,
       optimizer_adam_epsilon=1e-9,
+      optimizer_adamw_weight_decay=0.01,  # optimizer=adamw only
       learning_rate_schedule="paper",  # d_model^-0.5 * min(s^-0.5, s*w^-1.5)
       learning_rate=1.0,              # a multiplier on the schedule
       learning_rate_warmup_steps=4000,
+      learning_rate_decay_steps=0,    # where *_decay factors reach 0; 0: the run's train_steps
+      # Training hooks (training/hooks.py); none in the paper.
+      training_hooks="",              # registered hook names, comma-separated
+      ema_decay=0.0,                  # > 0: evaluate and save an EMA of the weights
       # Training (section 5.1, 5.2) and data.
       train_steps=100000,
       gradient_accumulation_steps=1,  # micro-batches per update

@@ -1,4 +1,5 @@
-"""The registry of models, hparams sets and problems, by snake_case name.
+"""The registry of models, hparams sets, problems, searches, learning-rate
+schedule factors, optimizers and training hooks, by snake_case name.
 
 Definitions register themselves with decorators::
 
@@ -6,9 +7,10 @@ Definitions register themselves with decorators::
     def transformer_base():
       return HParams(...)
 
-The built-in registrations (``t2t_keras.models``, and the repository's
+The built-in registrations (``t2t_keras.models``, the repository's
 ``hparams/`` and ``problems/``, installed as ``t2t_keras.hparams_sets`` and
-``t2t_keras.problems``) are imported on the first lookup of their kind
+``t2t_keras.problems``, and the modules of ``_BUILTIN_MODULES`` for the other
+kinds) are imported on the first lookup of their kind
 (``load_builtin``); a user's own registrations come from a directory with
 ``import_usr_dir`` (tensor2tensor's ``--t2t_usr_dir``).
 """
@@ -21,12 +23,19 @@ import sys
 
 from t2t_keras.errors import UserError
 
-_KINDS = ("model", "hparams", "problem")
-_REGISTRIES = {kind: {} for kind in _KINDS}
 # Where each kind's built-in registrations live, imported on first lookup.
 _BUILTIN_MODULES = {"model": "t2t_keras.models",
                     "hparams": "t2t_keras.hparams_sets",
-                    "problem": "t2t_keras.problems"}
+                    "problem": "t2t_keras.problems",
+                    "search": ("t2t_keras.decoding.beam_search",
+                               "t2t_keras.decoding.token_by_token",
+                               "t2t_keras.decoding.sampling"),
+                    "schedule": "t2t_keras.training.schedule",
+                    "optimizer": "t2t_keras.training.optimizer",
+                    "hook": ("t2t_keras.training.hooks",
+                             "t2t_keras.training.ema")}
+_KINDS = tuple(_BUILTIN_MODULES)
+_REGISTRIES = {kind: {} for kind in _KINDS}
 _loaded = set()
 
 
@@ -79,6 +88,27 @@ def register_problem(obj_or_name):
   return _register("problem", obj_or_name)
 
 
+def register_search(name):
+  """Registers a ``decoding.searches.Search`` subclass (decorator)."""
+  return _register("search", name)
+
+
+def register_schedule(name):
+  """Registers a learning-rate factor ``(step, hparams) -> float32``
+  (decorator; ``training.schedule``)."""
+  return _register("schedule", name)
+
+
+def register_optimizer(name):
+  """Registers ``(hparams, learning_rate) -> keras optimizer`` (decorator)."""
+  return _register("optimizer", name)
+
+
+def register_hook(name):
+  """Registers a ``training.hooks.TrainingHook`` subclass (decorator)."""
+  return _register("hook", name)
+
+
 def load_builtin(kinds=_KINDS):
   """Imports the built-in registrations of ``kinds`` once each.
 
@@ -89,7 +119,21 @@ def load_builtin(kinds=_KINDS):
     if kind in _loaded:
       continue
     _loaded.add(kind)
-    importlib.import_module(_BUILTIN_MODULES[kind])
+    modules = _BUILTIN_MODULES[kind]
+    for module in (modules,) if isinstance(modules, str) else modules:
+      importlib.import_module(module)
+
+
+def lookup(kind, name):
+  """What is registered as ``name`` of ``kind``; an unknown name is a
+  ``RegistryError`` listing the close ones."""
+  return _lookup(kind, name)
+
+
+def names(kind):
+  """The registered names of ``kind``, sorted."""
+  load_builtin([kind])
+  return sorted(_REGISTRIES[kind])
 
 
 def _lookup(kind, name):
@@ -120,28 +164,30 @@ def problem(name):
 
 
 def list_models():
-  load_builtin(['model'])
-  return sorted(_REGISTRIES["model"])
+  return names("model")
 
 
 def list_hparams():
-  load_builtin(['hparams'])
-  return sorted(_REGISTRIES["hparams"])
+  return names("hparams")
 
 
 def list_problems():
-  load_builtin(['problem'])
-  return sorted(_REGISTRIES["problem"])
+  return names("problem")
+
+
+_TITLES = {"model": "Models", "hparams": "HParams sets",
+           "problem": "Problems", "search": "Searches (decode_hparams search=)",
+           "schedule": "Learning-rate factors (hparams learning_rate_schedule=)",
+           "optimizer": "Optimizers (hparams optimizer=)",
+           "hook": "Training hooks (hparams training_hooks=)"}
 
 
 def help_string():
   """Everything registered, as printed by ``--registry_help``."""
   lines = []
-  for title, names in (("Models", list_models()),
-                       ("HParams sets", list_hparams()),
-                       ("Problems", list_problems())):
-    lines.append(f"{title}:")
-    lines.extend(f"  {n}" for n in names)
+  for kind in _KINDS:
+    lines.append(f"{_TITLES[kind]}:")
+    lines.extend(f"  {n}" for n in names(kind))
   return "\n".join(lines)
 
 

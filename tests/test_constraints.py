@@ -11,7 +11,7 @@ from t2t_keras import registry
 from t2t_keras import trees
 from t2t_keras.data.datagen import generate
 from t2t_keras.decoding import run
-from t2t_keras.decoding.beam_search import length_penalty
+from t2t_keras.decoding import length_penalty
 from t2t_keras.decoding.constraints import PrefixConstraint
 from t2t_keras.decoding.decoder import Decoder, decode_hparams, padded
 from t2t_keras.decoding.dev_bleu import split_text

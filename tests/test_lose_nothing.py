@@ -16,7 +16,8 @@ import pytest
 import tensorflow as tf
 
 from t2t_keras import registry
-from t2t_keras.decoding.beam_search import NEG_INF, beam_search
+from t2t_keras.decoding import beam_search
+from t2t_keras.layers.masks import NEG_INF
 from t2t_keras.decoding.decoder import Decoder, decode_hparams
 from t2t_keras.errors import UserError
 from t2t_keras.lines import LineReader, read_lines

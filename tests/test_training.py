@@ -10,7 +10,7 @@ from keras import ops
 import t2t_keras
 from t2t_keras import registry
 from t2t_keras.training.loss import smoothed_cross_entropy
-from t2t_keras.training.schedule import PaperSchedule, paper_learning_rate
+from t2t_keras.training.schedule import FactorSchedule, paper_learning_rate
 from t2t_keras.training.trainer import Trainer
 
 
@@ -20,8 +20,8 @@ def test_learning_rate_is_equation_3(step):
   assert float(paper_learning_rate(step, 512, 4000)) == pytest.approx(
       expected, rel=1e-6)
   # Keras counts iterations from 0: update `step` sees iterations = step - 1.
-  assert float(PaperSchedule(512, 4000)(step - 1)) == pytest.approx(
-      expected, rel=1e-6)
+  schedule = FactorSchedule("paper", 1.0, 4000, 512, 0)
+  assert float(schedule(step - 1)) == pytest.approx(expected, rel=1e-6)
 
 
 def test_smoothed_loss_by_hand():
@@ -91,7 +91,7 @@ def test_train_step_does_not_retrace_across_shapes():
 
 
 def test_fused_adam_is_keras_adam():
-  from t2t_keras.training.optimizer import FusedAdam  # pylint: disable=g-import-not-at-top
+  from t2t_keras.kernels.fused_adam import FusedAdam  # pylint: disable=g-import-not-at-top
   import keras  # pylint: disable=g-import-not-at-top
   results = []
   for cls in (keras.optimizers.Adam, FusedAdam):
@@ -106,16 +106,16 @@ def test_fused_adam_is_keras_adam():
 
 
 def test_xla_loss_kernels_equal_the_keras_ops_loss():
-  """TensorFlow's fused loss (loss_xla.py) and the keras.ops version that
-  other backends run give the same values and gradients."""
+  """TensorFlow's fused loss (kernels/loss.py) and the plain keras.ops
+  formula give the same values and gradients."""
+  from t2t_keras.kernels import loss as loss_kernel  # pylint: disable=g-import-not-at-top
   from t2t_keras.training import loss as loss_module  # pylint: disable=g-import-not-at-top
-  from t2t_keras.training import loss_xla  # pylint: disable=g-import-not-at-top
   rng = np.random.RandomState(1)
   logits = tf.constant(rng.randn(3, 5, 11).astype("float32") * 4)
   targets = tf.constant(rng.randint(0, 11, size=(3, 5)), tf.int32)
   upstream = tf.constant(rng.randn(3, 5).astype("float32"))
   results = []
-  for per_token in (loss_module._per_token_loss, loss_xla.per_token_loss):  # pylint: disable=protected-access
+  for per_token in (loss_module.per_token_loss, loss_kernel.per_token_loss):
     with tf.GradientTape() as tape:
       tape.watch(logits)
       values = per_token(logits, targets, 0.1)

@@ -6,9 +6,8 @@ import pytest
 import tensorflow as tf
 
 import t2t_keras
-from t2t_keras.decoding.beam_search import (beam_search, greedy_decode,
-                                            token_by_token)
-from t2t_keras.decoding.weights_once import weights_once
+from t2t_keras.decoding import beam_search, greedy_decode, token_by_token
+from t2t_keras.kernels.weights_once import weights_once
 
 VOCAB = 40
 

@@ -23,7 +23,7 @@ import tensorflow as tf  # pylint: disable=g-import-not-at-top,wrong-import-posi
 
 import shapes  # pylint: disable=g-import-not-at-top,wrong-import-position
 from t2t_keras import registry  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.decoding.beam_search import beam_search, greedy_decode  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras.decoding import beam_search, greedy_decode  # pylint: disable=g-import-not-at-top,wrong-import-position
 from t2t_keras.training.trainer import Trainer  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 

@@ -1,7 +1,9 @@
-"""Decoding: beam search, greedy search and sampling over the cached
-decoder."""
+"""Decoding: registered searches (beam search, greedy search, sampling)
+over the cached decoder."""
 
-from t2t_keras.decoding.beam_search import (beam_search, greedy_decode,
-                                            length_penalty)
+from t2t_keras.decoding.beam_search import beam_search
 from t2t_keras.decoding.sampling import sample_decode
-from t2t_keras.decoding.search import search_function
+from t2t_keras.decoding.search import Search, make_search, search_function
+from t2t_keras.decoding.steps import length_penalty
+from t2t_keras.decoding.token_by_token import (TokenSearch, greedy_decode,
+                                               token_by_token)

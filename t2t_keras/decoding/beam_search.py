@@ -1,4 +1,4 @@
-"""Beam search and greedy decoding over any model that keeps the contract
+"""Beam search over any model that keeps the contract
 of ``models.base.Seq2SeqModel`` (encode, init_cache, decode_step,
 reorder_cache), as in section 6.1: beam 4, length penalty alpha 0.6, maximum
 output length input length + 50, early termination.
@@ -6,10 +6,10 @@ output length input length + 50, early termination.
 Written with core TensorFlow ops only (tf.while_loop, gather, top_k), so a
 SavedModel of it loads in stock TF Serving. Scores are GNMT's (the paper's
 [38]): log P(Y|X) / lp(Y), lp(Y) = ((5 + |Y|) / 6)^alpha, |Y| counting EOS.
-Under a mixed dtype policy both searches read the model's weights cast to
-the compute dtype once a batch (``weights_once``), not once a step.
+Under a mixed dtype policy the search reads the model's weights cast to the
+compute dtype once a batch (``kernels.weights_once``), not once a step.
 
-Each search takes an optional ``constraint`` (``decoding.constraints``):
+It takes an optional ``constraint`` (``decoding.constraints``):
 its state rides in the loop beside the cache (beam search reorders it with
 the same indices), its mask is applied to every step's logits, and each
 sentence's length limit is raised to what the constraint needs. Without
@@ -18,191 +18,15 @@ one, the graph is the unconstrained search's.
 
 import tensorflow as tf
 
-from t2t_keras.decoding import top_k
-from t2t_keras.decoding.constraints import NEG_INF, bias, per_hypothesis
-from t2t_keras.decoding.weights_once import reading_weights_once
-from t2t_keras.ids import EOS_ID, PAD_ID
-
-# Section 6.1's settings, the defaults everywhere (decode_hparams too).
-BEAM_SIZE, ALPHA, EXTRA_LENGTH = 4, 0.6, 50
-
-
-def length_penalty(length, alpha):
-  return tf.pow((5.0 + tf.cast(length, tf.float32)) / 6.0, alpha)
-
-
-def _limits(inputs, extra_length):
-  """Per-sentence maximum output length (EOS included): the number of real
-  input tokens (EOS included) + extra_length."""
-  lengths = tf.reduce_sum(tf.cast(tf.not_equal(inputs, PAD_ID), tf.int32), 1)
-  return lengths + extra_length
-
-
-def _constrained_limits(inputs, extra_length, hypotheses, constraint):
-  """(per-hypothesis length limits [batch*hypotheses], the constraint's
-  state or None): ``_limits`` raised to the constraint's ``min_limits``."""
-  limits = per_hypothesis(_limits(inputs, extra_length), hypotheses)
-  if constraint is None:
-    return limits, None
-  state = constraint.start(inputs, hypotheses)
-  needed = constraint.min_limits(state)
-  return (limits if needed is None else tf.maximum(limits, needed)), state
-
-
-def _invariant(t, free):
-  """The shape of loop variable ``t`` with its first ``free`` axes free."""
-  if isinstance(t, tf.TensorArray):
-    return t.element_shape
-  dims = t.shape.as_list()
-  free = min(free, len(dims))
-  return tf.TensorShape([None] * free + dims[free:])
-
-
-def _loop(cond, body, start):
-  """tf.while_loop over ``start`` whose last element is the model's cache.
-  Every cache tensor may change size along all axes but its last (the
-  contract of ``models.base``: self-attention caches grow a step at a
-  time); the other loop variables keep their shapes but the batch axis
-  (the model's ops need not keep it static)."""
-  invariants = tuple(tf.nest.map_structure(lambda t: _invariant(t, 1), x)
-                     for x in start[:-1])
-  invariants += (tf.nest.map_structure(
-      lambda t: _invariant(t, t.shape.rank - 1), start[-1]),)
-  return tf.while_loop(cond, body, start, shape_invariants=invariants)
-
-
-def _per_hypothesis(state, hypotheses):
-  """Each row of the encoder ``state`` repeated ``hypotheses`` times (beam
-  search's beams; 1 for greedy search and sampling).
-
-  The repeat stays even for 1: where a tensor that the encoder uses (its
-  padding bias) entered the decoding loop unchanged, TensorFlow's graph
-  rewriter (TF 2.21, CPU; any one of its remapping, arithmetic and
-  dependency optimizations off avoids it) could leave a tf.function's
-  outputs unset (a 1-layer Transformer's greedy search returned empty
-  float32 tensors; ``tests/test_beam_search.py`` checks both searches in a
-  function). An identity does not help: it is rewritten away."""
-  return tf.nest.map_structure(
-      lambda t: tf.repeat(t, hypotheses, axis=0), state)
-
-
-def _step_logits(model, ids, step, cache):
-  """float32 logits of the next token with padding never produced.
-  ids: [n]. Returns (logits [n, vocab], cache)."""
-  logits, cache = model.decode_step(ids, step, cache)
-  logits = tf.cast(logits, tf.float32)
-  pad = tf.one_hot(PAD_ID, tf.shape(logits)[1], on_value=NEG_INF,
-                   off_value=0.0)
-  return logits + pad[None], cache
-
-
-def _step_log_probs(model, ids, step, cache, limits, constraint=None,
-                    state=None):
-  """log-softmax of the next token, with padding never produced, EOS
-  forced at each sentence's limit and the constraint's mask applied.
-  ids: [n]; limits: [n]."""
-  logits, cache = _step_logits(model, ids, step, cache)
-  vocab = tf.shape(logits)[1]
-  mask = (None if constraint is None else
-          bias(constraint.allowed(state, step, limits, vocab)))
-  if mask is not None and constraint.renormalize:
-    logits += mask
-  last = tf.equal(step + 1, limits)[:, None]
-  only_eos = tf.where(tf.equal(tf.range(vocab), EOS_ID), 0.0, NEG_INF)
-  logits = logits + tf.where(last, only_eos[None], 0.0)
-  log_probs = tf.nn.log_softmax(logits)
-  if mask is not None and not constraint.renormalize:
-    log_probs += mask
-  return log_probs, cache
-
-
-def _step_best(model, ids, step, cache, limits, k, constraint=None,
-               state=None):
-  """The k most likely next tokens of each hypothesis, as
-  ``_step_log_probs`` followed by a top-k, without the full log-softmax.
-
-  Returns (log-probs float32 [n, k], tokens int32 [n, k], cache); where a
-  row's limit is reached its only candidate is EOS with log-prob 0, the
-  rest NEG_INF.
-  """
-  logits, cache = _step_logits(model, ids, step, cache)
-  k = min(k, logits.shape[-1] or k)
-  if constraint is None:
-    values, tokens = top_k.top_k_rows(logits, k)
-    normalizer = top_k.log_normalizer(logits, values[:, 0], tokens[:, 0])
-  else:
-    masked = logits + bias(constraint.allowed(state, step, limits,
-                                              tf.shape(logits)[1]))
-    values, tokens = top_k.top_k_rows(masked, k)
-    normalizer = (top_k.log_normalizer(masked, values[:, 0], tokens[:, 0])
-                  if constraint.renormalize else
-                  tf.reduce_logsumexp(logits, axis=1))
-  log_probs = values - normalizer[:, None]
-  last = tf.equal(step + 1, limits)[:, None]
-  forced = tf.one_hot(0, k, on_value=0.0, off_value=NEG_INF)[None]
-  log_probs = tf.where(last, forced, log_probs)
-  tokens = tf.where(last, EOS_ID, tokens)
-  return log_probs, tokens, cache
-
-
-@reading_weights_once
-def token_by_token(model, inputs, choose, extra_length=EXTRA_LENGTH,
-                   constraint=None):
-  """One hypothesis per sentence, each token picked by ``choose``.
-
-  Args:
-    model: a ``Seq2SeqModel``.
-    inputs: int [batch, length].
-    choose: ``(log_probs [batch, vocab], step) -> int32 [batch]``, the next
-      tokens (argmax for greedy decoding; see ``decoding.sampling``).
-    extra_length: outputs stop at input length + this.
-    constraint: optional ``decoding.constraints.Constraint``.
-  Returns (ids [batch, max_length] 0-padded after EOS, the model's log-prob of
-  each output [batch]; under a renormalizing constraint, the log-prob among
-  the allowed tokens).
-  """
-  inputs = tf.convert_to_tensor(inputs)
-  batch = tf.shape(inputs)[0]
-  limits, allowed = _constrained_limits(inputs, extra_length, 1, constraint)
-  max_length = tf.reduce_max(limits)
-  cache = model.init_cache(_per_hypothesis(model.encode(inputs), 1),
-                           max_length)
-
-  def body(step, previous, done, ids, score, allowed, cache):
-    log_probs, cache = _step_log_probs(model, previous, step, cache, limits,
-                                       constraint, allowed)
-    token = tf.cast(choose(log_probs, step), tf.int32)
-    token = tf.where(done, PAD_ID, token)
-    gained = tf.gather(log_probs, token, axis=1, batch_dims=1)
-    score = score + tf.where(done, 0.0, gained)
-    ids = ids.write(step, token)
-    done = tf.logical_or(done, tf.equal(token, EOS_ID))
-    if constraint is not None:
-      allowed = constraint.advance(allowed, token)
-    return step + 1, token, done, ids, score, allowed, cache
-
-  def cond(step, previous, done, *_):
-    del previous
-    return tf.logical_and(step < max_length,
-                          tf.logical_not(tf.reduce_all(done)))
-
-  start = (tf.constant(0), tf.zeros([batch], tf.int32),
-           tf.zeros([batch], tf.bool),
-           tf.TensorArray(tf.int32, size=0, dynamic_size=True),
-           tf.zeros([batch], tf.float32), allowed or {}, cache)
-  _, _, _, ids, score, _, _ = _loop(cond, body, start)
-  return tf.transpose(ids.stack()), score
-
-
-def greedy_decode(model, inputs, extra_length=EXTRA_LENGTH, constraint=None):
-  """Argmax decoding. inputs: int [batch, length].
-
-  Returns (ids [batch, max_length] 0-padded after EOS, log-prob [batch]).
-  """
-  return token_by_token(
-      model, inputs,
-      lambda log_probs, _: tf.argmax(log_probs, -1, output_type=tf.int32),
-      extra_length, constraint)
+from t2t_keras import registry
+from t2t_keras.decoding.search import Search
+from t2t_keras.decoding.steps import (ALPHA, BEAM_SIZE, EXTRA_LENGTH,
+                                      constrained_limits, length_penalty,
+                                      per_hypothesis_state, search_loop,
+                                      step_best)
+from t2t_keras.ids import EOS_ID
+from t2t_keras.kernels.weights_once import reading_weights_once
+from t2t_keras.layers.masks import NEG_INF
 
 
 @reading_weights_once
@@ -220,10 +44,10 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
   """
   inputs = tf.convert_to_tensor(inputs)
   batch, beam = tf.shape(inputs)[0], beam_size
-  limits, allowed = _constrained_limits(inputs, extra_length, beam,
+  limits, allowed = constrained_limits(inputs, extra_length, beam,
                                         constraint)        # [batch*beam]
   max_length = tf.reduce_max(limits)
-  state = _per_hypothesis(model.encode(inputs), beam)
+  state = per_hypothesis_state(model.encode(inputs), beam)
   cache = model.init_cache(state, max_length)
   sentence_limits = limits[::beam]                                 # [batch]
   best_possible_lp = length_penalty(sentence_limits, alpha)
@@ -236,7 +60,7 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
     previous = tf.reshape(
         tf.gather(alive_seq, tf.maximum(step - 1, 0), axis=2), [-1])
     previous = tf.where(step > 0, previous, tf.zeros_like(previous))
-    log_probs, tokens, cache = _step_best(model, previous, step, cache,
+    log_probs, tokens, cache = step_best(model, previous, step, cache,
                                           limits, 2 * beam, constraint,
                                           allowed)
     per_row = log_probs.shape[-1]  # 2 * beam, or the vocabulary if smaller
@@ -285,7 +109,7 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
            tf.tile(first[None], [batch, 1]),
            tf.zeros([batch, beam, max_length], tf.int32),
            tf.fill([batch, beam], NEG_INF), allowed or {}, cache)
-  _, alive_seq, alive_logp, fin_seq, fin_score, _, _ = _loop(cond, body,
+  _, alive_seq, alive_logp, fin_seq, fin_score, _, _ = search_loop(cond, body,
                                                               start)
   # A sentence with nothing finished (cannot happen with EOS forced at the
   # limit, unless stopped early) falls back to its live beams.
@@ -294,3 +118,19 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
   ids = tf.where(none_finished[:, None, None], alive_seq, fin_seq)
   scores = tf.where(none_finished[:, None], alive_score, fin_score)
   return ids, scores
+
+
+@registry.register_search("beam")
+class BeamSearch(Search):
+  """Beam search (``beam_size``, ``alpha``; n-best with ``return_beams``)."""
+  nbest = True
+
+  def __call__(self, model, inputs, constraint=None):
+    o = self.options
+    return beam_search(model, inputs, o.beam_size, o.alpha, o.extra_length,
+                       o.return_beams, constraint)
+
+  def describe(self):
+    o = self.options
+    return (f"beam {o.beam_size}, alpha {o.alpha}, extra length "
+            f"{o.extra_length}")

@@ -14,10 +14,14 @@ from t2t_keras import json_files
 from t2t_keras.data.vocab import SubwordVocab
 from t2t_keras.decoding.decoder import (DecodeStats, decode_hparams,
                                         encode_with_eos)
+from t2t_keras.decoding.search import search_name
 from t2t_keras.errors import UserError
 from t2t_keras.ids import EOS_ID, PAD_ID
 
 VOCAB_FILES = ("source.spm.model", "target.spm.model")
+# The searches CTranslate2 has: its own beam search, greedy search and
+# sampling under our settings.
+CT2_SEARCHES = ("beam", "greedy", "sample")
 SETTINGS_FILE = "t2t_keras.json"
 COMPUTE_TYPES = ("default", "auto", "float32", "int8", "int8_float32",
                  "int16", "bfloat16", "int8_bfloat16")
@@ -64,6 +68,10 @@ class Ct2Decoder:
     exported = json_files.load(settings, ("decode_hparams",),
                                "export the run again")["decode_hparams"]
     self.hparams = decode_hparams(overrides, exported)
+    if search_name(self.hparams) not in CT2_SEARCHES:
+      raise UserError(f"search={search_name(self.hparams)} runs on checkpoints "
+                      "and SavedModels only; CTranslate2 decodes with "
+                      + ", ".join(CT2_SEARCHES))
     self.vocab, self.target_vocab = (
         SubwordVocab.load(os.path.join(path, name)) for name in VOCAB_FILES)
     self.source_pieces = self.vocab.pieces(range(self.vocab.size))
@@ -73,7 +81,7 @@ class Ct2Decoder:
     self.translator = ctranslate2.Translator(
         path, device="cpu", compute_type=compute_type,
         intra_threads=threads or os.cpu_count() or 0)
-    if self.hparams.sampling:
+    if search_name(self.hparams) == "sample":
       ctranslate2.set_random_seed(self.hparams.seed)
     self.postprocess = postprocess
     self.stats = DecodeStats()
@@ -86,9 +94,9 @@ class Ct2Decoder:
                    max_input_length=0, return_scores=True,
                    return_end_token=True,
                    suppress_sequences=[[self.pad_piece]])
-    if h.sampling:
-      options.update(beam_size=1, sampling_topk=h.top_k if h.sampling ==
-                     "topk" else 0, sampling_topp=h.top_p,
+    if search_name(h) == "sample":
+      options.update(beam_size=1, sampling_topk=h.top_k if (
+          h.sampling or "topk") == "topk" else 0, sampling_topp=h.top_p,
                      sampling_temperature=h.temperature)
     else:
       # Every finished hypothesis, to rank them by our length penalty.
@@ -101,7 +109,7 @@ class Ct2Decoder:
     length penalty ((5 + |Y|) / 6)^alpha (``beam_search.length_penalty``):
     CTranslate2 divides log-probs by |Y|^alpha, |Y| counting EOS."""
     alpha = self.hparams.alpha
-    if self.hparams.sampling:
+    if search_name(self.hparams) == "sample":
       return list(zip(output.hypotheses, output.scores))
     ranked = []
     for pieces, score in zip(output.hypotheses, output.scores):

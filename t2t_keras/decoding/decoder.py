@@ -11,18 +11,19 @@ output line contains a line break.
 
 import dataclasses
 import itertools
+import re
 import time
 
 import tensorflow as tf
 
-from t2t_keras.decoding.beam_search import (ALPHA, BEAM_SIZE, EXTRA_LENGTH,
-                                            NEG_INF)
+from t2t_keras import registry
 from t2t_keras.decoding.constraints import PrefixConstraint
-from t2t_keras.decoding.sampling import check_sampling
-from t2t_keras.decoding.search import search_function
+from t2t_keras.decoding.search import make_search, search_function
+from t2t_keras.decoding.steps import ALPHA, BEAM_SIZE, EXTRA_LENGTH
 from t2t_keras.errors import UserError
 from t2t_keras.hparams import HParams
 from t2t_keras.ids import EOS_ID, PAD_ID
+from t2t_keras.layers.masks import NEG_INF
 from t2t_keras.lines import one_line
 from t2t_keras.logs import log_line
 
@@ -35,19 +36,27 @@ BATCH_SIZE = 32         # sentences per search call
 def decode_hparams(overrides="", defaults=None):
   """The paper's decoding settings (section 6.1), then a problem's
   ``defaults`` (parsing: beam 21, alpha 0.3, extra 300), then overrides.
-  ``sampling=topk|topp`` (with ``top_k``, ``top_p``, ``temperature``,
-  ``seed``) draws one output per sentence instead of searching."""
-  hparams = HParams(beam_size=BEAM_SIZE, alpha=ALPHA,
+  ``search`` names a registered search (``decoding.search``; empty: beam,
+  greedy for beam_size=1, sampling when ``sampling=topk|topp``, with
+  ``top_k``, ``top_p``, ``temperature``, ``seed``, draws one output per
+  sentence). A search's own settings (its class's ``settings``) are added
+  before the overrides apply."""
+  hparams = HParams(search="", beam_size=BEAM_SIZE, alpha=ALPHA,
                     extra_length=EXTRA_LENGTH, batch_size=BATCH_SIZE,
                     max_input_length=512, return_beams=False, sampling="",
                     top_k=0, top_p=1.0, temperature=1.0, seed=0)
   hparams.override_from_dict(defaults or {})
+  named = re.search(r"(?:^|,)\s*search\s*=\s*([^,]*)", overrides or "")
+  name = named.group(1).strip() if named else hparams.search
+  if name:
+    for key, value in registry.lookup("search", name).settings.items():
+      if key not in hparams:
+        hparams.add_hparam(key, value)
   hparams.parse(overrides)
-  if hparams.sampling:
-    check_sampling(hparams.sampling, hparams.top_k, hparams.top_p,
-                   hparams.temperature)
-    if hparams.return_beams:
-      raise UserError("return_beams goes with beam search, not sampling")
+  search = make_search(hparams)      # checks the search's own settings
+  if hparams.return_beams and not search.nbest:
+    raise UserError(f"return_beams goes with beam search, not "
+                    f"{search.registered_name}")
   return hparams
 
 
@@ -84,12 +93,7 @@ def windows(items, size):
 
 def describe(hparams):
   """How decode ``hparams`` pick outputs, for log lines."""
-  if hparams.sampling:
-    return (f"sampling {hparams.sampling}, top_k {hparams.top_k}, top_p "
-            f"{hparams.top_p}, temperature {hparams.temperature}, seed "
-            f"{hparams.seed}")
-  return (f"beam {hparams.beam_size}, alpha {hparams.alpha}, extra length "
-          f"{hparams.extra_length}")
+  return make_search(hparams).describe()
 
 
 def describe_precision(model):
@@ -193,7 +197,7 @@ class Decoder:
               for k in range(ids.shape[1]) if scores[row, k] > NEG_INF / 2]
         else:
           results[index] = self._text(ids[row, 0], sources[index])
-        self.stats.target_tokens += int((ids[row, 0] != 0).sum())
+        self.stats.target_tokens += int((ids[row, 0] != PAD_ID).sum())
       self.stats.sentences += len(chunk)
       if progress:
         progress(self.stats.sentences)

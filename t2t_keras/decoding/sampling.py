@@ -12,8 +12,10 @@ decoding. Scores are the model's log-probabilities of the drawn outputs
 
 import tensorflow as tf
 
-from t2t_keras.decoding.beam_search import NEG_INF, token_by_token
+from t2t_keras import registry
+from t2t_keras.decoding.token_by_token import TokenSearch, token_by_token
 from t2t_keras.errors import UserError
+from t2t_keras.layers.masks import NEG_INF
 
 METHODS = ("topk", "topp")
 
@@ -50,15 +52,43 @@ def filter_logits(log_probs, method, top_k=0, top_p=1.0, temperature=1.0):
   return logits
 
 
+def draw(log_probs, step, method, top_k, top_p, temperature, seed):
+  """int32 [batch]: one token a row of ``log_probs`` [batch, vocab], drawn
+  after ``filter_logits``, seeded by (seed, step)."""
+  logits = filter_logits(log_probs, method, top_k, top_p, temperature)
+  seeds = tf.stack([tf.constant(seed, tf.int32), tf.cast(step, tf.int32)])
+  return tf.random.stateless_categorical(logits, 1, seed=seeds,
+                                         dtype=tf.int32)[:, 0]
+
+
 def sample_decode(model, inputs, method="topk", top_k=0, top_p=1.0,
                   temperature=1.0, seed=0, extra_length=50, constraint=None):
   """Sampled outputs: (ids [batch, max_length], log-prob [batch]), drawn
   among the tokens an optional ``constraint`` allows."""
   check_sampling(method, top_k, top_p, temperature)
+  return token_by_token(
+      model, inputs,
+      lambda log_probs, step: draw(log_probs, step, method, top_k, top_p,
+                                   temperature, seed),
+      extra_length, constraint)
 
-  def choose(log_probs, step):
-    logits = filter_logits(log_probs, method, top_k, top_p, temperature)
-    seeds = tf.stack([tf.constant(seed, tf.int32), tf.cast(step, tf.int32)])
-    return tf.random.stateless_categorical(logits, 1, seed=seeds,
-                                           dtype=tf.int32)[:, 0]
-  return token_by_token(model, inputs, choose, extra_length, constraint)
+
+@registry.register_search("sample")
+class Sampling(TokenSearch):
+  """One draw a sentence (``sampling``: topk or topp; default topk)."""
+
+  def __init__(self, options):
+    super().__init__(options)
+    self.method = options.sampling or "topk"
+    check_sampling(self.method, options.top_k, options.top_p,
+                   options.temperature)
+
+  def choose(self, log_probs, step):
+    o = self.options
+    return draw(log_probs, step, self.method, o.top_k, o.top_p, o.temperature,
+                o.seed)
+
+  def describe(self):
+    o = self.options
+    return (f"sampling {self.method}, top_k {o.top_k}, top_p {o.top_p}, "
+            f"temperature {o.temperature}, seed {o.seed}")

@@ -13,7 +13,7 @@ import time
 
 import tensorflow as tf
 
-from t2t_keras.decoding.beam_search import EXTRA_LENGTH
+from t2t_keras.decoding.steps import EXTRA_LENGTH
 from t2t_keras.decoding.constraints import (NEG_INF, constrained_log_probs,
                                             step_masks)
 from t2t_keras.decoding.decoder import (BATCH_SIZE, DEFAULT_WINDOW,

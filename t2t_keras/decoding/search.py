@@ -1,28 +1,67 @@
-"""The decoding function the decoder, the exporter and t2t-attention run,
-chosen by the decode hparams."""
+"""Searches: how outputs are chosen, registered by name.
 
-from t2t_keras.decoding.beam_search import beam_search, greedy_decode
-from t2t_keras.decoding.sampling import sample_decode
+A search is a ``Search`` subclass registered with
+``@registry.register_search("name")``; the decode hparam ``search=name``
+picks it (t2t-decoder's ``--decode_hparams``, the exporter, validation
+decoding). Built in: ``beam`` (beam_search.py), ``greedy``
+(token_by_token.py) and ``sample`` (sampling.py). With ``search`` empty
+the paper's rule picks: sampling when ``sampling`` names a method, greedy
+when ``beam_size`` is 1, else beam search. A search that keeps one
+hypothesis a sentence subclasses ``token_by_token.TokenSearch`` and writes
+only its ``choose`` step.
+"""
+
+from t2t_keras import registry
 
 
-def search_function(model, hparams):
-  """``(ids, constraint=None) -> (ids [batch, beams, length], scores
-  [batch, beams])`` under decode ``hparams``
-  (``decoding.decoder.decode_hparams``): sampling when ``hparams.sampling``
-  names a method (one output), greedy decoding when ``beam_size`` is 1,
-  else beam search (n-best with ``return_beams``); ``constraint`` is a
-  ``decoding.constraints.Constraint`` (or None)."""
-  h = hparams
+class Search:
+  """Chooses outputs for a batch of sentences.
 
-  def search(inputs, constraint=None):
-    if h.sampling:
-      ids, scores = sample_decode(model, inputs, h.sampling, h.top_k,
-                                  h.top_p, h.temperature, h.seed,
-                                  h.extra_length, constraint)
-    elif h.beam_size == 1:
-      ids, scores = greedy_decode(model, inputs, h.extra_length, constraint)
-    else:
-      return beam_search(model, inputs, h.beam_size, h.alpha, h.extra_length,
-                         h.return_beams, constraint)
-    return ids[:, None], scores[:, None]
-  return search
+  Args:
+    options: the decode hparams (``decoding.decoder.decode_hparams``):
+      beam_size, alpha, extra_length, return_beams, sampling, top_k, top_p,
+      temperature, seed, and any a search adds by override.
+  Attributes:
+    nbest: whether it can return several outputs a sentence
+      (``return_beams``).
+    settings: {name: default} of decode hparams this search adds (set with
+      ``--decode_hparams="search=name,name=value"``).
+  """
+  nbest = False
+  settings = {}
+
+  def __init__(self, options):
+    self.options = options
+
+  def __call__(self, model, inputs, constraint=None):
+    """model: a ``models.base.Seq2SeqModel``; inputs: int [batch, length]
+    (EOS-terminated, 0-padded); constraint: a ``decoding.constraints.
+    Constraint`` or None. Returns (ids int32 [batch, n, max_length],
+    0-padded after EOS, best first; scores float32 [batch, n])."""
+    raise NotImplementedError
+
+  def describe(self):
+    """The settings that matter, for log lines."""
+    return f"{self.registered_name}, extra length {self.options.extra_length}"
+
+
+def search_name(options):
+  """The search ``options`` pick (see the module docstring)."""
+  if options.get("search", ""):
+    return options.search
+  if options.sampling:
+    return "sample"
+  return "greedy" if options.beam_size == 1 else "beam"
+
+
+def make_search(options):
+  """The registered search ``options`` pick, made with them; an unknown
+  name is a one-line error listing the close ones."""
+  return registry.lookup("search", search_name(options))(options)
+
+
+def search_function(model, options):
+  """``(ids, constraint=None) -> (ids [batch, n, length], scores [batch,
+  n])``: ``model`` decoded by the search ``options`` pick."""
+  search = make_search(options)
+  return lambda inputs, constraint=None: search(model, inputs, constraint)

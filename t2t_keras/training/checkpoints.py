@@ -79,11 +79,12 @@ class Checkpointer:
     self._last_time, self._last_step = time.time(), step
     return path
 
-  def maybe_save(self, step):
+  def due(self, step):
+    """Whether the policy asks for a checkpoint after update ``step``."""
     due_steps = self.every_steps and step % self.every_steps == 0
     due_secs = self.every_secs and (
         time.time() - self._last_time >= self.every_secs)
-    return self.save(step) if (due_steps or due_secs) else None
+    return bool(self.manager and (due_steps or due_secs))
 
 
 def last_checkpoints(model_dir, n):

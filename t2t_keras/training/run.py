@@ -9,14 +9,13 @@ import tensorflow as tf
 
 from t2t_keras import registry
 from t2t_keras.data import pipeline
-from t2t_keras.decoding.decoder import decode_hparams, describe
-from t2t_keras.decoding.dev_bleu import DevBleu
 from t2t_keras.errors import UserError
 from t2t_keras.hparams import HParams
 from t2t_keras.logs import log_line
 from t2t_keras.models.builder import model_spec, save_model_spec
 from t2t_keras.models.precision import dtype_policy
-from t2t_keras.training.best import BestKeeper
+from t2t_keras.training.evaluation import EvaluationHook
+from t2t_keras.training.hooks import hooks_from_hparams
 from t2t_keras.training.config import CheckpointPolicy, RunConfig  # pylint: disable=unused-import
 from t2t_keras.training.run_lock import RunLock
 from t2t_keras.training.strategy import make_strategy
@@ -35,8 +34,10 @@ def resolve_hparams(hparams_set, overrides="", output_dir=None):
   saved = output_dir and os.path.join(output_dir, "hparams.json")
   if saved and os.path.exists(saved):
     previous = HParams.load(saved)
+    # A name the saved file lacks is one added since that run was made: it
+    # keeps its default.
     changed = sorted(k for k, v in hparams.values().items()
-                     if previous.get(k) != v)
+                     if k in previous.values() and previous.get(k) != v)
     if changed:
       raise UserError(
           f"{saved} was written with other hparams ({', '.join(changed)} "
@@ -110,7 +111,7 @@ def _train(config, log):
 
     with dtype_policy(hparams.activation_dtype):
       trainer = Trainer(build, hparams, strategy, model_dir, c.checkpoints,
-                        c.jit_compile)
+                        c.jit_compile, train_steps, hooks_from_hparams(hparams))
       restored = trainer.restore(log)
       if restored:
         log(f"resumed from {restored} at step {trainer.step}" + (
@@ -122,6 +123,7 @@ def _train(config, log):
         log(f"warm start from {source}: its model weights" + (
             f" and optimizer state (step {trainer.step})"
             if c.warm_start_optimizer else ", a fresh optimizer, step 0"))
+      trainer.begin(restored=bool(restored))
       log(f"training {c.model}/{c.hparams_set} on {c.problem}: "
           f"{trainer.model.count_params():,} parameters, "
           f"{strategy.num_replicas_in_sync} replica(s), "
@@ -143,80 +145,16 @@ def _train(config, log):
             "dev", c.data_dir, hparams, input_context=ctx).take(
                 c.eval_steps or -1))
 
-      validation = _Validation(c, problem, trainer, model_dir, chief, dev_data,
-                               log)
-      if validation.keeper.should_stop:
-        log(f"stopped early before: {validation.keeper.stale} evaluation(s) "
-            f"without a better dev {validation.keeper.metric}; "
-            f"{validation.keeper.describe()}")
-        return None
       eval_every = c.eval_every or train_steps
-      metrics = None
-      while trainer.step < train_steps:
-        target = min(train_steps, (trainer.step // eval_every + 1) * eval_every)
-        trainer.fit(train_data, target, log_every=max(1, min(100, eval_every)),
-                    log=log, total_steps=train_steps)
-        metrics = validation()
-        if validation.keeper.should_stop:
-          log(f"stopping early: {validation.keeper.stale} evaluation(s) "
-              f"without a better dev {validation.keeper.metric}; "
-              f"{validation.keeper.describe()}")
-          break
-      if metrics is None:
-        metrics = validation()
-    return metrics
-
-
-class _Validation:
-  """Each evaluation: dev loss, perplexity and accuracy, dev BLEU when
-  asked, TensorBoard scalars, a console line, and the best checkpoint."""
-
-  def __init__(self, c, problem, trainer, model_dir, chief, dev_data, log):
-    self.trainer, self.dev_data, self.log = trainer, dev_data, log
-    use_bleu = problem.validation_bleu if c.eval_bleu is None else c.eval_bleu
-    self.bleu = None
-    if use_bleu:
-      self.bleu = DevBleu(trainer.model, problem, c.data_dir, decode_hparams(
-          c.eval_decode_overrides, dict(problem.decode_defaults,
-                                        **problem.eval_decode_defaults)),
-                          c.eval_bleu_lines)
-      log(f"validation {self.bleu.metric.upper()}: {self.bleu.lines:,} dev "
-          f"sentence(s), {describe(self.bleu.decoder.hparams)}")
-    # Every worker reads the chief's record, so that all make the same
-    # early-stopping decision; only the chief writes it.
-    self.keeper = BestKeeper(c.output_dir, trainer.model,
-                             self.bleu.metric if use_bleu else "loss",
-                             higher_is_better=use_bleu,
-                             patience=c.early_stopping_patience, write=chief,
-                             log=log)
-    if self.keeper.restarted:
-      log(f"{self.keeper.directory} kept the best by dev "
-          f"{self.keeper.restarted}; now by dev {self.keeper.metric}, "
-          "starting over")
-    self.writer = tf.summary.create_file_writer(
-        os.path.join(model_dir, "eval"))
-
-  def __call__(self):
-    trainer = self.trainer
-    metrics = trainer.evaluate(self.dev_data())
-    line = (f"step {trainer.step}: dev loss {metrics['loss']:.4f}  "
-            f"perplexity {metrics['perplexity']:.3f}  "
-            f"accuracy {metrics['accuracy']:.3f}")
-    if self.bleu:
-      start = time.time()
-      metric = self.bleu.metric
-      metrics[metric], _ = self.bleu()
-      line += (f"  {metric.upper()} {metrics[metric]:.2f} ({self.bleu.lines:,} "
-               f"sentences, {time.time() - start:.1f} s")
-      repaired = self.bleu.decoder.stats.repaired
-      if self.bleu.decoder.repaired:
-        line += f", {repaired} repaired"
-        self.bleu.decoder.stats.repaired = 0
-      line += ")"
-    with self.writer.as_default(step=trainer.step):
-      for name, value in metrics.items():
-        tf.summary.scalar(name, value)
-    if self.keeper.update(trainer.step, metrics[self.keeper.metric]):
-      line += "  (best so far)"
-    self.log(line)
+      evaluation = EvaluationHook(c, problem, trainer, model_dir, chief,
+                                  dev_data, eval_every, train_steps, log)
+      if evaluation.keeper.should_stop:
+        log(f"stopped early before: {evaluation.keeper.stale} evaluation(s) "
+            f"without a better dev {evaluation.keeper.metric}; "
+            f"{evaluation.keeper.describe()}")
+        return None
+      trainer.fit(train_data, train_steps,
+                  log_every=max(1, min(100, eval_every)), log=log,
+                  hooks=[evaluation])
+      metrics = evaluation.metrics
     return metrics

@@ -14,15 +14,18 @@ Steps are tf.functions whose inputs have unknown batch and length, so
 bucketed shapes never retrace them.
 """
 
+import contextlib
 import math
-import time
 
 import tensorflow as tf
 
 from t2t_keras.errors import UserError
+from t2t_keras.ids import PAD_ID
+from t2t_keras.kernels.distribute import no_gradient_all_reduce
 from t2t_keras.logs import log_line
 from t2t_keras.training.checkpoints import Checkpointer
 from t2t_keras.training.config import CheckpointPolicy
+from t2t_keras.training.hooks import CheckpointHook, ProgressHook, SummaryHook
 from t2t_keras.training.loss import count_tokens, smoothed_cross_entropy
 from t2t_keras.training.optimizer import optimizer_from_hparams
 
@@ -54,22 +57,21 @@ class Trainer:
   """
 
   def __init__(self, build_model, hparams, strategy=None, output_dir=None,
-               checkpoints=CheckpointPolicy(), jit_compile=False):
+               checkpoints=CheckpointPolicy(), jit_compile=False,
+               train_steps=None, hooks=()):
     self.hparams = hparams
+    self.hooks = list(hooks)
+    self.stop_reason = None
+    self._begun = False
     self.strategy = strategy or tf.distribute.get_strategy()
     self.accumulation = max(1, int(hparams.get(
         "gradient_accumulation_steps", 1)))
     with self.strategy.scope():
       self.model = build_model()
-      self.optimizer = optimizer_from_hparams(hparams)
+      self.optimizer = optimizer_from_hparams(hparams, train_steps)
       self.optimizer.build(self.model.trainable_variables)
-      # We all-reduce the gradients ourselves (once), to normalize them by the
-      # global token count and measure their norm; Keras must not sum them
-      # again. tests/test_distributed.py fails if this stops holding.
-      for opt in (self.optimizer,
-                  getattr(self.optimizer, "inner_optimizer", None)):
-        if opt is not None:
-          opt._all_reduce_sum_gradients = list  # pylint: disable=protected-access
+      # We all-reduce the gradients ourselves (once); Keras must not.
+      no_gradient_all_reduce(self.optimizer)
       if self.accumulation > 1:
         # Per-replica sums of gradients and tokens over the micro-batches.
         local_sum = dict(trainable=False,
@@ -84,10 +86,14 @@ class Trainer:
     # unbroken one would have drawn.
     seeds = [v for v in self.model.variables
              if v.path.endswith("seed_generator_state")]
+    saved = {}
+    for hook in self.hooks:
+      hook.attach(self)
+      saved.update(hook.trackables())
     self.checkpointer = Checkpointer(
         output_dir, checkpoints, model=self.model, optimizer=self.optimizer,
         rng=tf.train.Checkpoint(**{f"state_{i}": v
-                                   for i, v in enumerate(seeds)}))
+                                   for i, v in enumerate(seeds)}), **saved)
     self.summaries = (tf.summary.create_file_writer(f"{output_dir}/train")
                       if output_dir else None)
     self.jit_compile = jit_compile
@@ -133,8 +139,21 @@ class Trainer:
     returns its path or None."""
     return self.checkpointer.restore(log)
 
-  def save(self):
-    return self.checkpointer.save(self.step)
+  def weights_for_use(self):
+    """A context under which the model holds the weights checkpoints,
+    evaluation and export see (each hook's ``weights_for_use``)."""
+    stack = contextlib.ExitStack()
+    for hook in self.hooks:
+      stack.enter_context(hook.weights_for_use(self))
+    return stack
+
+  def begin(self, restored):
+    """Tells the hooks the run starts: from a restored checkpoint
+    (``restored``), or fresh or warm-started. ``fit`` calls it once if the
+    caller did not."""
+    self._begun = True
+    for hook in self.hooks:
+      hook.begin(self, restored)
 
   # -- replica functions ------------------------------------------------------
   def _distributed(self, replica_fn):
@@ -197,7 +216,7 @@ class Trainer:
     logits = self.model(features, training=False)
     loss_sum, tokens = smoothed_cross_entropy(logits, features["targets"], 0.0)
     predictions = tf.argmax(logits, axis=-1, output_type=tf.int64)
-    real = tf.not_equal(features["targets"], 0)
+    real = tf.not_equal(features["targets"], PAD_ID)
     correct = tf.reduce_sum(tf.cast(tf.logical_and(
         real, tf.equal(predictions, features["targets"])), tf.float32))
     return loss_sum, tokens, correct
@@ -251,16 +270,26 @@ class Trainer:
     return self.step * self.accumulation * per_pipeline
 
   def fit(self, data, train_steps, log_every=100, log=log_line,
-          total_steps=None):
+          total_steps=None, hooks=()):
     """Trains until ``train_steps`` updates have been applied in total
-    (counting those restored from a checkpoint). ``data`` is a distributed
-    dataset or an iterator over one; pass the same iterator to successive
-    calls so that each continues the stream. Progress lines show
-    ``total_steps`` (default ``train_steps``) as the goal, with an ETA."""
+    (counting those restored from a checkpoint) or a hook sets
+    ``stop_reason``. ``data`` is a distributed dataset or an iterator over
+    one; pass the same iterator to successive calls so that each continues
+    the stream. After each update the hooks run in order: the trainer's
+    own (``hooks`` at construction), progress lines every ``log_every``
+    (with ``total_steps``, default ``train_steps``, as the goal),
+    TensorBoard summaries, checkpoints, then this call's ``hooks``."""
     total_steps = total_steps or train_steps
+    if not self._begun:
+      self.begin(restored=self.step > 0)
+    loop = self.hooks + [ProgressHook(log_every, total_steps, log)]
+    if self.summaries is not None:
+      loop.append(SummaryHook(self.summaries))
+    loop += [CheckpointHook()] + list(hooks)
+    for hook in loop[len(self.hooks):]:
+      hook.begin(self, restored=self.step > 0)
     iterator = iter(data)
-    window_start, window_tokens, window_steps = time.time(), 0.0, 0
-    while self.step < train_steps:
+    while self.step < train_steps and self.stop_reason is None:
       micro = [next(iterator) for _ in range(self.accumulation)]
       loss, tokens, norm = self.train_step(micro)
       step = self.step
@@ -269,31 +298,9 @@ class Trainer:
             f"the training loss became {loss} at step {step}; stopped without "
             f"saving, so the last good checkpoint "
             f"({self.checkpointer.latest or 'none yet'}) is kept")
-      window_tokens += tokens
-      window_steps += 1
-      if step % log_every == 0 or step == train_steps:
-        elapsed = max(time.time() - window_start, 1e-9)
-        rate = window_tokens / elapsed
-        eta = (total_steps - step) * elapsed / window_steps
-        log(f"step {step}/{total_steps}  loss {loss:.4f}  {rate:,.0f} tokens/s"
-            f"  ETA {_duration(eta)}")
-        self._summarize(step, loss, norm, rate)
-        window_start, window_tokens, window_steps = time.time(), 0.0, 0
-      self.checkpointer.maybe_save(step)
-    self.checkpointer.save(self.step)
+      logs = {"loss": loss, "tokens": tokens, "grad_norm": norm}
+      for hook in loop:
+        hook.after_update(self, step, logs)
+    for hook in loop:
+      hook.end(self)
     return self.step
-
-  def _summarize(self, step, loss, grad_norm, tokens_per_sec):
-    """TensorBoard scalars, written at the progress-line interval."""
-    if self.summaries is None:
-      return
-    with self.summaries.as_default(step=step):
-      tf.summary.scalar("loss", loss)
-      tf.summary.scalar("learning_rate", self.optimizer.learning_rate)
-      tf.summary.scalar("gradient_norm", grad_norm)
-      tf.summary.scalar("tokens_per_sec", tokens_per_sec)
-
-
-def _duration(seconds):
-  seconds = int(seconds)
-  return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"

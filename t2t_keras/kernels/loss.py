@@ -1,5 +1,5 @@
-"""The label-smoothed cross-entropy of loss.py as two XLA kernels, for
-TensorFlow.
+"""The label-smoothed cross-entropy of training/loss.py as two XLA kernels,
+for TensorFlow.
 
 Without XLA, TensorFlow runs each elementwise op and reduction of the loss
 as its own pass over the [tokens, V] logits (7 forward, 4 back, plus casts
@@ -46,7 +46,7 @@ def _backward(logits, targets, log_normalizer, upstream, label_smoothing):
 
 def per_token_loss(logits, targets, label_smoothing):
   """Logits [..., V] (float32 or bfloat16), int targets [...] -> float32
-  loss [...]; the same values and gradient as loss.py's Keras version."""
+  loss [...]; the same values and gradient as training/loss.py's formula."""
   shape = tf.shape(targets)
   vocab = tf.shape(logits)[-1]
   flat_targets = tf.reshape(tf.cast(targets, tf.int32), [-1])

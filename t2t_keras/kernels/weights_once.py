@@ -25,6 +25,8 @@ import functools
 import keras
 from keras.src.backend.common import variables as keras_variables
 
+from t2t_keras import kernels
+
 
 class _CastWeights(keras.StatelessScope):
   """Answers autocast reads of ``model``'s weights from casts made once."""
@@ -51,11 +53,11 @@ def weights_once(model):
 
   Enter it inside the traced function, around the encoder and the decoding
   loop. A no-op context where the model's compute and variable dtypes agree
-  (float32) or the model is not built yet (its weights would be created in
-  the scope).
+  (float32), the model is not built yet (its weights would be created in
+  the scope) or the kernels are off (``kernels.enabled()``).
   """
   compute = keras.backend.standardize_dtype(model.compute_dtype)
-  if (not model.built or compute == model.variable_dtype
+  if (not kernels.enabled() or not model.built or compute == model.variable_dtype
       or "float" not in compute):
     return contextlib.nullcontext()
   return _CastWeights(model, compute)

@@ -1,0 +1,136 @@
+"""The pieces every search shares: per-sentence length limits, the
+while-loop over the model's cache, and the next token's log-probabilities
+with padding never produced, EOS forced at each sentence's limit and an
+optional constraint's mask applied (``decoding.constraints``).
+
+Written with core TensorFlow ops only (tf.while_loop, gather, top_k), so a
+SavedModel of a search loads in stock TF Serving.
+"""
+
+import tensorflow as tf
+
+from t2t_keras.decoding import top_k
+from t2t_keras.decoding.constraints import bias, per_hypothesis
+from t2t_keras.ids import EOS_ID, PAD_ID
+from t2t_keras.layers.masks import NEG_INF
+
+# Section 6.1's settings, the defaults everywhere (decode_hparams too).
+BEAM_SIZE, ALPHA, EXTRA_LENGTH = 4, 0.6, 50
+
+
+def length_penalty(length, alpha):
+  return tf.pow((5.0 + tf.cast(length, tf.float32)) / 6.0, alpha)
+
+
+def sentence_limits(inputs, extra_length):
+  """Per-sentence maximum output length (EOS included): the number of real
+  input tokens (EOS included) + extra_length."""
+  lengths = tf.reduce_sum(tf.cast(tf.not_equal(inputs, PAD_ID), tf.int32), 1)
+  return lengths + extra_length
+
+
+def constrained_limits(inputs, extra_length, hypotheses, constraint):
+  """(per-hypothesis length limits [batch*hypotheses], the constraint's
+  state or None): ``sentence_limits`` raised to the constraint's ``min_limits``."""
+  limits = per_hypothesis(sentence_limits(inputs, extra_length), hypotheses)
+  if constraint is None:
+    return limits, None
+  state = constraint.start(inputs, hypotheses)
+  needed = constraint.min_limits(state)
+  return (limits if needed is None else tf.maximum(limits, needed)), state
+
+
+def _invariant(t, free):
+  """The shape of loop variable ``t`` with its first ``free`` axes free."""
+  if isinstance(t, tf.TensorArray):
+    return t.element_shape
+  dims = t.shape.as_list()
+  free = min(free, len(dims))
+  return tf.TensorShape([None] * free + dims[free:])
+
+
+def search_loop(cond, body, start):
+  """tf.while_loop over ``start`` whose last element is the model's cache.
+  Every cache tensor may change size along all axes but its last (the
+  contract of ``models.base``: self-attention caches grow a step at a
+  time); the other loop variables keep their shapes but the batch axis
+  (the model's ops need not keep it static)."""
+  invariants = tuple(tf.nest.map_structure(lambda t: _invariant(t, 1), x)
+                     for x in start[:-1])
+  invariants += (tf.nest.map_structure(
+      lambda t: _invariant(t, t.shape.rank - 1), start[-1]),)
+  return tf.while_loop(cond, body, start, shape_invariants=invariants)
+
+
+def per_hypothesis_state(state, hypotheses):
+  """Each row of the encoder ``state`` repeated ``hypotheses`` times (beam
+  search's beams; 1 for greedy search and sampling).
+
+  The repeat stays even for 1: where a tensor that the encoder uses (its
+  padding bias) entered the decoding loop unchanged, TensorFlow's graph
+  rewriter (TF 2.21, CPU; any one of its remapping, arithmetic and
+  dependency optimizations off avoids it) could leave a tf.function's
+  outputs unset (a 1-layer Transformer's greedy search returned empty
+  float32 tensors; ``tests/test_beam_search.py`` checks both searches in a
+  function). An identity does not help: it is rewritten away."""
+  return tf.nest.map_structure(
+      lambda t: tf.repeat(t, hypotheses, axis=0), state)
+
+
+def step_logits(model, ids, step, cache):
+  """float32 logits of the next token with padding never produced.
+  ids: [n]. Returns (logits [n, vocab], cache)."""
+  logits, cache = model.decode_step(ids, step, cache)
+  logits = tf.cast(logits, tf.float32)
+  pad = tf.one_hot(PAD_ID, tf.shape(logits)[1], on_value=NEG_INF,
+                   off_value=0.0)
+  return logits + pad[None], cache
+
+
+def step_log_probs(model, ids, step, cache, limits, constraint=None,
+                    state=None):
+  """log-softmax of the next token, with padding never produced, EOS
+  forced at each sentence's limit and the constraint's mask applied.
+  ids: [n]; limits: [n]."""
+  logits, cache = step_logits(model, ids, step, cache)
+  vocab = tf.shape(logits)[1]
+  mask = (None if constraint is None else
+          bias(constraint.allowed(state, step, limits, vocab)))
+  if mask is not None and constraint.renormalize:
+    logits += mask
+  last = tf.equal(step + 1, limits)[:, None]
+  only_eos = tf.where(tf.equal(tf.range(vocab), EOS_ID), 0.0, NEG_INF)
+  logits = logits + tf.where(last, only_eos[None], 0.0)
+  log_probs = tf.nn.log_softmax(logits)
+  if mask is not None and not constraint.renormalize:
+    log_probs += mask
+  return log_probs, cache
+
+
+def step_best(model, ids, step, cache, limits, k, constraint=None,
+               state=None):
+  """The k most likely next tokens of each hypothesis, as
+  ``step_log_probs`` followed by a top-k, without the full log-softmax.
+
+  Returns (log-probs float32 [n, k], tokens int32 [n, k], cache); where a
+  row's limit is reached its only candidate is EOS with log-prob 0, the
+  rest NEG_INF.
+  """
+  logits, cache = step_logits(model, ids, step, cache)
+  k = min(k, logits.shape[-1] or k)
+  if constraint is None:
+    values, tokens = top_k.top_k_rows(logits, k)
+    normalizer = top_k.log_normalizer(logits, values[:, 0], tokens[:, 0])
+  else:
+    masked = logits + bias(constraint.allowed(state, step, limits,
+                                              tf.shape(logits)[1]))
+    values, tokens = top_k.top_k_rows(masked, k)
+    normalizer = (top_k.log_normalizer(masked, values[:, 0], tokens[:, 0])
+                  if constraint.renormalize else
+                  tf.reduce_logsumexp(logits, axis=1))
+  log_probs = values - normalizer[:, None]
+  last = tf.equal(step + 1, limits)[:, None]
+  forced = tf.one_hot(0, k, on_value=0.0, off_value=NEG_INF)[None]
+  log_probs = tf.where(last, forced, log_probs)
+  tokens = tf.where(last, EOS_ID, tokens)
+  return log_probs, tokens, cache

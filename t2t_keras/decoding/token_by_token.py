@@ -1,0 +1,105 @@
+"""Searches that keep one hypothesis a sentence and pick each next token
+with a rule: greedy decoding (argmax) here, sampling in ``sampling.py``. A
+new such search subclasses ``TokenSearch`` and writes only ``choose``.
+
+Under a mixed dtype policy the search reads the model's weights cast to the
+compute dtype once a batch (``kernels.weights_once``), not once a step.
+"""
+
+import tensorflow as tf
+
+from t2t_keras import registry
+from t2t_keras.decoding.search import Search
+from t2t_keras.decoding.steps import (EXTRA_LENGTH, constrained_limits,
+                                      per_hypothesis_state, search_loop,
+                                      step_log_probs)
+from t2t_keras.ids import EOS_ID, PAD_ID
+from t2t_keras.kernels.weights_once import reading_weights_once
+
+
+@reading_weights_once
+def token_by_token(model, inputs, choose, extra_length=EXTRA_LENGTH,
+                   constraint=None):
+  """One hypothesis per sentence, each token picked by ``choose``.
+
+  Args:
+    model: a ``Seq2SeqModel``.
+    inputs: int [batch, length].
+    choose: ``(log_probs [batch, vocab], step) -> int32 [batch]``, the next
+      tokens (argmax for greedy decoding; see ``decoding.sampling``).
+    extra_length: outputs stop at input length + this.
+    constraint: optional ``decoding.constraints.Constraint``.
+  Returns (ids [batch, max_length] 0-padded after EOS, the model's log-prob of
+  each output [batch]; under a renormalizing constraint, the log-prob among
+  the allowed tokens).
+  """
+  inputs = tf.convert_to_tensor(inputs)
+  batch = tf.shape(inputs)[0]
+  limits, allowed = constrained_limits(inputs, extra_length, 1, constraint)
+  max_length = tf.reduce_max(limits)
+  cache = model.init_cache(per_hypothesis_state(model.encode(inputs), 1),
+                           max_length)
+
+  def body(step, previous, done, ids, score, allowed, cache):
+    log_probs, cache = step_log_probs(model, previous, step, cache, limits,
+                                       constraint, allowed)
+    token = tf.cast(choose(log_probs, step), tf.int32)
+    token = tf.where(done, PAD_ID, token)
+    gained = tf.gather(log_probs, token, axis=1, batch_dims=1)
+    score = score + tf.where(done, 0.0, gained)
+    ids = ids.write(step, token)
+    done = tf.logical_or(done, tf.equal(token, EOS_ID))
+    if constraint is not None:
+      allowed = constraint.advance(allowed, token)
+    return step + 1, token, done, ids, score, allowed, cache
+
+  def cond(step, previous, done, *_):
+    del previous
+    return tf.logical_and(step < max_length,
+                          tf.logical_not(tf.reduce_all(done)))
+
+  start = (tf.constant(0), tf.zeros([batch], tf.int32),
+           tf.zeros([batch], tf.bool),
+           tf.TensorArray(tf.int32, size=0, dynamic_size=True),
+           tf.zeros([batch], tf.float32), allowed or {}, cache)
+  _, _, _, ids, score, _, _ = search_loop(cond, body, start)
+  return tf.transpose(ids.stack()), score
+
+
+def greedy_decode(model, inputs, extra_length=EXTRA_LENGTH, constraint=None):
+  """Argmax decoding. inputs: int [batch, length].
+
+  Returns (ids [batch, max_length] 0-padded after EOS, log-prob [batch]).
+  """
+  return token_by_token(
+      model, inputs,
+      lambda log_probs, _: tf.argmax(log_probs, -1, output_type=tf.int32),
+      extra_length, constraint)
+
+
+
+
+class TokenSearch(Search):
+  """One output a sentence; subclasses define ``choose``."""
+
+  def choose(self, log_probs, step):
+    """The next tokens: log_probs float32 [batch, vocab] (the model's, with
+    the constraint's mask) and the step (int32 scalar) -> int32 [batch]."""
+    raise NotImplementedError
+
+  def __call__(self, model, inputs, constraint=None):
+    ids, scores = token_by_token(model, inputs, self.choose,
+                                 self.options.extra_length, constraint)
+    return ids[:, None], scores[:, None]
+
+
+@registry.register_search("greedy")
+class Greedy(TokenSearch):
+  """The most likely token at every step."""
+
+  def choose(self, log_probs, step):
+    del step
+    return tf.argmax(log_probs, -1, output_type=tf.int32)
+
+  def describe(self):
+    return f"greedy, extra length {self.options.extra_length}"

@@ -1,0 +1,42 @@
+"""Fast paths: where t2t_keras departs from the plain ``keras.ops`` formulas
+for speed. The paper's layers, the loss and the optimizer are written as the
+paper writes them; each of them asks ``enabled()`` and, where a kernel here
+fits, calls it instead. Every kernel is tested against the plain version
+(values and gradients: tests/test_layers.py, tests/test_training.py,
+tests/test_weights_once.py).
+
+    dense         a float32 input gradient through a transposed copy of W
+    layer_norm    LayerNorm's closed-form gradient
+    dropout       masks from 16 random bits an element
+    loss          the label-smoothed cross-entropy as two XLA kernels
+    fused_adam    Adam through TensorFlow's one-kernel ResourceApplyAdam
+    weights_once  decoding reads mixed-precision weights cast once a batch
+    distribute    the trainer all-reduces gradients itself
+
+The rule: on when Keras runs on TensorFlow and no GPU is visible, the only
+place they were measured to help (2-core CPUs); off under JAX and on GPUs,
+where they were never measured. ``T2T_KERAS_KERNELS=0`` turns them off,
+``=1`` on. Keras's private API is used from this directory only, against
+the Keras versions ``requirements.txt`` pins.
+"""
+
+import functools
+import os
+
+import keras
+
+
+@functools.lru_cache(maxsize=None)
+def _default():
+  if keras.backend.backend() != "tensorflow":
+    return False
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  return not tf.config.list_physical_devices("GPU")
+
+
+def enabled():
+  """Whether the fast paths run (see the module docstring)."""
+  forced = os.environ.get("T2T_KERAS_KERNELS", "")
+  if forced in ("0", "1"):
+    return forced == "1" and keras.backend.backend() == "tensorflow"
+  return _default()

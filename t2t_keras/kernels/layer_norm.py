@@ -1,0 +1,51 @@
+"""LayerNorm's gradient in closed form on TensorFlow
+(``layers.LayerNormalization`` calls it in training).
+
+Autodiff of ``y = gamma * (x - mean) / sqrt(var + epsilon) + beta``
+differentiates through the moments (broadcasts, sums and squared
+differences: about 20 ops over [rows, d]); the closed form
+
+    dx = inv * (g - mean(g) - xhat * mean(g * xhat)),  g = dy * gamma
+
+takes 7, and is about 2 ms faster a LayerNorm forward + backward at the
+base model's [4,096, 512] on a 2-core CPU (30 of them a step).
+"""
+
+
+def fits(layer, inputs):
+  """Whether ``layer_norm`` computes ``layer(inputs)``: the last axis, with
+  gamma and beta, no RMS scaling."""
+  rank = len(inputs.shape)
+  return (not layer.rms_scaling and layer.center and layer.scale
+          and [a % rank for a in layer.axis] == [rank - 1])
+
+
+def layer_norm(layer, x):
+  """``layer(x)`` for x [..., d] (any float dtype) -> [..., d] in x's dtype,
+  computed in float32, with the gradient above."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  gamma = tf.cast(tf.convert_to_tensor(layer.gamma), tf.float32)
+  beta = tf.cast(tf.convert_to_tensor(layer.beta), tf.float32)
+  epsilon = layer.epsilon
+
+  @tf.custom_gradient
+  def norm(x, gamma, beta):
+    x32 = tf.cast(x, tf.float32)
+    centered = x32 - tf.reduce_mean(x32, -1, keepdims=True)
+    inv = tf.math.rsqrt(
+        tf.reduce_mean(tf.square(centered), -1, keepdims=True) + epsilon)
+    xhat = centered * inv
+    y = tf.cast(xhat * gamma + beta, x.dtype)
+
+    def grad(dy):
+      dy = tf.cast(dy, tf.float32)
+      rows = list(range(len(dy.shape) - 1))
+      g = dy * gamma
+      dx = inv * (g - tf.reduce_mean(g, -1, keepdims=True)
+                  - xhat * tf.reduce_mean(g * xhat, -1, keepdims=True))
+      return (tf.cast(dx, x.dtype), tf.reduce_sum(dy * xhat, rows),
+              tf.reduce_sum(dy, rows))
+
+    return y, grad
+
+  return norm(x, gamma, beta)

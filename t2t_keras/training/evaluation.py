@@ -1,0 +1,101 @@
+"""The run's evaluation as a training hook: every ``eval_every`` updates and
+at the last, dev loss, perplexity and accuracy, the problem's validation
+metric when asked (dev BLEU; EVALB F1 for parsing), TensorBoard scalars, a
+console line, the best checkpoint, and early stopping."""
+
+import os
+import time
+
+import tensorflow as tf
+
+from t2t_keras.decoding.decoder import decode_hparams, describe
+from t2t_keras.decoding.dev_bleu import DevBleu
+from t2t_keras.training.best import BestKeeper
+from t2t_keras.training.hooks import TrainingHook
+
+
+class EvaluationHook(TrainingHook):
+  """Evaluates the weights ``trainer.weights_for_use()`` shows, after a
+  checkpoint of them at the same step (so a resumed run never evaluates a
+  step twice).
+
+  Args:
+    c: the run's ``RunConfig``.
+    problem: the registered problem.
+    trainer: the ``Trainer``.
+    model_dir: where the eval summaries go.
+    chief: whether this process writes the best checkpoint.
+    dev_data: ``() -> distributed dev dataset``.
+    eval_every: evaluate every this many updates (and at ``train_steps``).
+    train_steps: the run's last update.
+    log: where console lines go.
+  """
+
+  def __init__(self, c, problem, trainer, model_dir, chief, dev_data,
+               eval_every, train_steps, log):
+    self.dev_data, self.log = dev_data, log
+    self.eval_every, self.train_steps = eval_every, train_steps
+    self.metrics, self.evaluated_at = None, None
+    use_bleu = problem.validation_bleu if c.eval_bleu is None else c.eval_bleu
+    self.bleu = None
+    if use_bleu:
+      self.bleu = DevBleu(trainer.model, problem, c.data_dir, decode_hparams(
+          c.eval_decode_overrides, dict(problem.decode_defaults,
+                                        **problem.eval_decode_defaults)),
+                          c.eval_bleu_lines)
+      log(f"validation {self.bleu.metric.upper()}: {self.bleu.lines:,} dev "
+          f"sentence(s), {describe(self.bleu.decoder.hparams)}")
+    # Every worker reads the chief's record, so that all make the same
+    # early-stopping decision; only the chief writes it.
+    self.keeper = BestKeeper(c.output_dir, trainer.model,
+                             self.bleu.metric if use_bleu else "loss",
+                             higher_is_better=use_bleu,
+                             patience=c.early_stopping_patience, write=chief,
+                             log=log)
+    if self.keeper.restarted:
+      log(f"{self.keeper.directory} kept the best by dev "
+          f"{self.keeper.restarted}; now by dev {self.keeper.metric}, "
+          "starting over")
+    self.writer = tf.summary.create_file_writer(
+        os.path.join(model_dir, "eval"))
+
+  def after_update(self, trainer, step, logs):
+    if step % self.eval_every == 0 or step == self.train_steps:
+      self.evaluate(trainer)
+
+  def end(self, trainer):
+    if self.evaluated_at != trainer.step and trainer.stop_reason is None:
+      self.evaluate(trainer)     # a run restored at its last step
+
+  def evaluate(self, trainer):
+    with trainer.weights_for_use():
+      trainer.checkpointer.save(trainer.step)
+      self.metrics = self._evaluate(trainer)
+    self.evaluated_at = trainer.step
+    if self.keeper.should_stop:
+      trainer.stop_reason = "early stopping"
+      self.log(f"stopping early: {self.keeper.stale} evaluation(s) without a "
+               f"better dev {self.keeper.metric}; {self.keeper.describe()}")
+
+  def _evaluate(self, trainer):
+    metrics = trainer.evaluate(self.dev_data())
+    line = (f"step {trainer.step}: dev loss {metrics['loss']:.4f}  "
+            f"perplexity {metrics['perplexity']:.3f}  "
+            f"accuracy {metrics['accuracy']:.3f}")
+    if self.bleu:
+      start = time.time()
+      metric = self.bleu.metric
+      metrics[metric], _ = self.bleu()
+      line += (f"  {metric.upper()} {metrics[metric]:.2f} ({self.bleu.lines:,} "
+               f"sentences, {time.time() - start:.1f} s")
+      if self.bleu.decoder.repaired:
+        line += f", {self.bleu.decoder.stats.repaired} repaired"
+        self.bleu.decoder.stats.repaired = 0
+      line += ")"
+    with self.writer.as_default(step=trainer.step):
+      for name, value in metrics.items():
+        tf.summary.scalar(name, value)
+    if self.keeper.update(trainer.step, metrics[self.keeper.metric]):
+      line += "  (best so far)"
+    self.log(line)
+    return metrics
