@@ -104,18 +104,30 @@ class MultiHeadAttention(keras.layers.Layer):
     x = ops.transpose(x, (0, 2, 1, 3))
     return ops.reshape(x, (batch, length, self.num_heads * self.value_size))
 
-  def memory_cache(self, memory):
-    """Keys and values of ``memory`` [batch, length, d], computed once.
+  def queries(self, query, offset):
+    """Q W^Q by head: ``query`` [batch, length, d_model] at positions
+    ``offset``, ... -> [batch, h, length, d_k]. A hook for variants that
+    transform queries by position (rotary positions)."""
+    del offset
+    return self._split_heads(apply_to_rows(self._query_dense, query),
+                             self.key_size)
 
-    Returns a dict with ``key`` [batch, h, length, d_k] and ``value``
-    [batch, h, length, d_v].
-    """
+  def keys_values(self, memory, offset):
+    """K W^K and V W^V by head of ``memory`` [batch, length, d] at
+    positions ``offset``, ...: ``key`` [batch, h, length, d_k] and ``value``
+    [batch, h, length, d_v]. A hook like ``queries``."""
+    del offset
     return {
         "key": self._split_heads(apply_to_rows(self._key_dense, memory),
                                  self.key_size),
         "value": self._split_heads(apply_to_rows(self._value_dense, memory),
                                    self.value_size),
     }
+
+  def memory_cache(self, memory):
+    """Keys and values of ``memory`` [batch, length, d], computed once
+    (``keys_values`` from position 0)."""
+    return self.keys_values(memory, 0)
 
   def empty_cache(self, batch_size):
     """The self-attention cache before step 0: ``key`` [batch_size, h, 0,
@@ -136,27 +148,24 @@ class MultiHeadAttention(keras.layers.Layer):
 
   def call(self, query, memory=None, bias=None, cache=None, step=None,
            training=None, return_weights=False):
-    q = self._split_heads(apply_to_rows(self._query_dense, query),
-                          self.key_size)
-    extra_logits = extra_values = None
-    if cache is not None and step is not None:
-      new = self.memory_cache(query)
+    offset = 0 if step is None else step
+    q = self.queries(query, offset)
+    if cache is not None and step is not None:   # self-attention, step by step
+      new = self.keys_values(query, offset)
       cache = {"key": append(cache["key"], new["key"]),
                "value": append(cache["value"], new["value"])}
       kv = cache
-    elif cache is not None:
+    elif cache is not None:                       # memory computed once
       kv = cache
     else:
-      kv = self.memory_cache(query if memory is None else memory)
+      kv = self.keys_values(query if memory is None else memory, 0)
+    extra_logits = extra_values = None
     if memory is None and (cache is None or step is not None):
-      offset = 0 if step is None else step
       extra_logits, extra_values = self.attention_terms(
           ops.shape(q)[2], ops.shape(kv["key"])[2], offset)
-    context = self._attention(q, kv["key"], kv["value"], bias=bias,
-                              extra_logits=extra_logits,
-                              extra_values=extra_values, training=training,
-                              return_weights=True)
-    context, weights = context
+    context, weights = self._attention(
+        q, kv["key"], kv["value"], bias=bias, extra_logits=extra_logits,
+        extra_values=extra_values, training=training, return_weights=True)
     if attention_record.is_recording():
       attention_record.record(self, weights)
     output = apply_to_rows(self._output_dense, self._merge_heads(context))
