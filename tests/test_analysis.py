@@ -116,6 +116,7 @@ def test_command_errors_are_one_line(trained_run, tmp_path):
      "shared_embedding_and_softmax_weights=false", "transformer"),
     ("transformer_table3_b_dk16", "", "transformer"),
     ("transformer_relative_tiny", "", "transformer_relative"),
+    ("transformer_rotary_tiny", "", "transformer_rotary"),
 ])
 def test_parameter_counts_equal_the_built_model(hparams_set, overrides,
                                                 model):
@@ -131,7 +132,8 @@ def test_parameter_counts_equal_the_built_model(hparams_set, overrides,
 
 @pytest.mark.parametrize("hparams_set,model", [
     ("transformer_base", "transformer"), ("transformer_big", "transformer"),
-    ("transformer_relative_tiny", "transformer_relative")])
+    ("transformer_relative_tiny", "transformer_relative"),
+    ("transformer_rotary_tiny", "transformer_rotary")])
 def test_flops_agree_with_a_traced_training_step(hparams_set, model):
   sentences, source, target = 2, 13, 11
   net = t2t_keras.build_model(hparams_set, vocab_size=37000, model=model)
@@ -163,3 +165,20 @@ def test_analyze_command_tables_and_json():
   bad = command("t2t_analyze", "--hparams_set=transformer_bas",
                 "--vocab_size=37000")
   assert bad.returncode == 2 and "transformer_base" in bad.stderr
+
+
+def test_analyze_refuses_a_model_it_cannot_count():
+  from t2t_keras import registry  # pylint: disable=g-import-not-at-top
+  from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
+  from t2t_keras.models.transformer import Transformer  # pylint: disable=g-import-not-at-top
+
+  class Uncounted(Transformer):
+    pass
+
+  registry.register_model("uncounted_for_test")(Uncounted)
+  try:
+    with pytest.raises(UserError,
+                       match="cannot count model uncounted_for_test"):
+      analyze("transformer_tiny", 100, model="uncounted_for_test")
+  finally:
+    registry._REGISTRIES["model"].pop("uncounted_for_test")  # pylint: disable=protected-access

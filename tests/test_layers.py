@@ -238,3 +238,40 @@ def test_bfloat16_bias_gradient_is_the_rounded_exact_column_sum(activation):
   exact = tf.cast(tf.cast(dy.sum(0), "bfloat16"), "float32")
   np.testing.assert_array_equal(np.asarray(tf.cast(bias_grad, "float32")),
                                 np.asarray(exact))
+
+
+def test_rotary_scores_depend_on_distance_only():
+  from t2t_keras.layers.rotary_attention import rotate  # pylint: disable=g-import-not-at-top
+  rng = np.random.RandomState(7)
+  q = rng.randn(1, 1, 1, 8).astype("float32")
+  k = rng.randn(1, 1, 1, 8).astype("float32")
+
+  def score(m, n):
+    return float(ops.sum(rotate(q, m) * rotate(k, n)))
+
+  assert score(5, 2) == pytest.approx(score(13, 10), rel=1e-4)
+  assert score(5, 2) != pytest.approx(score(5, 3), rel=1e-3)
+  # A rotation keeps lengths; position 0 is the identity.
+  np.testing.assert_allclose(ops.convert_to_numpy(rotate(q, 0)), q, atol=1e-6)
+  assert float(ops.norm(rotate(q, 9))) == pytest.approx(
+      float(np.linalg.norm(q)), rel=1e-5)
+
+
+def test_kernels_rule(monkeypatch):
+  from t2t_keras import kernels  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  monkeypatch.delenv("T2T_KERAS_KERNELS", raising=False)
+  assert kernels.enabled() == (
+      keras.backend.backend() == "tensorflow"
+      and not tf.config.list_physical_devices("GPU"))
+  monkeypatch.setenv("T2T_KERAS_KERNELS", "0")
+  assert not kernels.enabled()
+  # Off, the layers are Keras's: the same values.
+  x = np.random.RandomState(2).randn(6, 16).astype("float32")
+  dense = layers.Dense(4)
+  plain = keras.layers.Dense(4)
+  plain.build((None, 16))
+  dense.build((None, 16))
+  plain.set_weights(dense.get_weights())
+  np.testing.assert_allclose(ops.convert_to_numpy(dense(x, training=True)),
+                             ops.convert_to_numpy(plain(x)), rtol=1e-6)

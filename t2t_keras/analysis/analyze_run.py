@@ -8,7 +8,6 @@ from t2t_keras import registry
 from t2t_keras.analysis import cost
 from t2t_keras.analysis.layer_types import table1
 from t2t_keras.errors import UserError
-from t2t_keras.models.transformer import Transformer
 
 # The paper's setting (sections 5.1, 5.2 and Table 2's footnote).
 PAPER_BATCH_TOKENS = 25000      # source tokens, and as many target tokens
@@ -32,9 +31,11 @@ def analyze(hparams_set, vocab_size, hparams_overrides="", model=None,
   hparams = registry.hparams(hparams_set).parse(hparams_overrides)
   model = model or "transformer"
   model_class = registry.model(model)
-  if not issubclass(model_class, Transformer):
-    raise UserError(f"t2t-analyze counts Transformer models; model {model} "
-                    "is not one")
+  if model_class not in cost.COUNTED_MODELS:
+    raise UserError(
+        f"t2t-analyze cannot count model {model}: it counts "
+        f"{', '.join(sorted(c.registered_name for c in cost.COUNTED_MODELS))}"
+        " (add the new model's parts to t2t_keras/analysis/cost.py)")
   config = model_class.config_class.from_hparams(hparams)
   vocabs = (int(vocab_size), int(target_vocab_size or vocab_size))
   steps = steps or PAPER_STEPS.get(hparams_set, DEFAULT_STEPS)

@@ -27,7 +27,14 @@ grow with them):
 
 import dataclasses
 
-from t2t_keras.models.transformer_relative import RelativeTransformerConfig
+from t2t_keras.models.transformer import Transformer
+from t2t_keras.models.transformer_relative import (RelativeTransformerConfig,
+                                                   TransformerRelative)
+from t2t_keras.models.transformer_rotary import TransformerRotary
+
+# The models these counts are exact for. Rotary positions add no weights,
+# and their elementwise rotation is not counted, as LayerNorm's is not.
+COUNTED_MODELS = (Transformer, TransformerRelative, TransformerRotary)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,3 +17,4 @@ from t2t_keras.layers.positional_encoding import (LearnedPositionalEmbedding,
                                                  SinusoidalPositionalEncoding,
                                                  sinusoid)
 from t2t_keras.layers.relative_attention import RelativeMultiHeadAttention
+from t2t_keras.layers.rotary_attention import RotaryMultiHeadAttention

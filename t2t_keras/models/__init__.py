@@ -7,3 +7,4 @@ from t2t_keras.models.builder import build_model
 from t2t_keras.models.config import TransformerConfig
 from t2t_keras.models.transformer import Transformer
 from t2t_keras.models.transformer_relative import TransformerRelative
+from t2t_keras.models.transformer_rotary import TransformerRotary
