@@ -3,6 +3,7 @@
 import json
 import os
 import re
+import shutil
 
 import pytest
 
@@ -98,3 +99,26 @@ def test_quiet_start(name, args):
   assert not start_up.search(quiet.stdout + quiet.stderr), quiet.stderr
   loud = run("--tf_logs")
   assert loud.returncode == 0 and start_up.search(loud.stderr)
+
+
+def test_flags_a_command_does_not_use_are_refused_or_checked(trained_run,
+                                                             tmp_path):
+  data, out = trained_run
+  common = ["--problem=translate_synthetic", f"--data_dir={data}",
+            f"--output_dir={out}"]
+  done = command("t2t_attention", *common, "--sentence=the cat",
+                     f"--out_dir={tmp_path}", "--model=transformer")
+  assert done.returncode == 1 or done.returncode == 2, done.stderr[-2000:]
+  assert "t2t-attention does not use --model" in done.stderr
+  # A run that t2t-trainer made records its flags in model.json.
+  run = tmp_path / "run"
+  shutil.copytree(out, run)
+  spec = json.loads((run / "model.json").read_text())
+  spec.setdefault("flags", {})["hparams_set"] = "transformer_tiny"
+  (run / "model.json").write_text(json.dumps(spec))
+  common[-1] = f"--output_dir={run}"
+  done = command("t2t_exporter", *common, "--hparams_set=transformer_base",
+                     f"--export_dir={tmp_path / 'export'}")
+  assert done.returncode == 2, done.stderr[-2000:]
+  assert done.stderr.strip().splitlines()[-1].endswith(
+      "was trained with --hparams_set=transformer_tiny")

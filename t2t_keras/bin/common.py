@@ -37,6 +37,16 @@ def require(flag_values, *names):
                          ", ".join(f"--{n}" for n in missing))
 
 
+def refuse(flag_values_obj, command, *names):
+  """A one-line usage error for each of ``names`` given on the command line
+  that ``command`` does not use (shared flag definitions define them)."""
+  given = [n for n in names if flag_values_obj[n].present]
+  if given:
+    raise app.UsageError(
+        f"{command} does not use " + ", ".join(f"--{n}" for n in given) +
+        " (it reads the run's model.json)")
+
+
 def flag_values(flag_values_obj):
   """The command's own flags (not absl's) as a dict, for model.json."""
   return {f.name: f.value

@@ -21,6 +21,8 @@ def main(argv):
   if common.setup(argv):
     return 0
   common.require(FLAGS, "problem", "output_dir", "data_dir", "out_dir")
+  common.refuse(FLAGS, "t2t-attention", "activation_dtype", "hparams_set",
+                "model")
   if bool(FLAGS.sentence is not None) == bool(FLAGS.decode_from_file):
     raise app.UsageError("give exactly one of --sentence and "
                            "--decode_from_file")

@@ -28,7 +28,8 @@ def main(argv):
              decode_overrides=FLAGS.decode_hparams,
              export_dir=FLAGS.export_dir, version=FLAGS.export_version,
              export_format=FLAGS.format,
-             activation_dtype=FLAGS.activation_dtype)
+             activation_dtype=FLAGS.activation_dtype,
+             hparams_set=FLAGS.hparams_set, model_name=FLAGS.model)
   return 0
 
 

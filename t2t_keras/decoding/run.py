@@ -13,7 +13,7 @@ from t2t_keras.decoding.saved_model import SavedModelDecoder
 from t2t_keras.decoding.scoring import Scorer, score_stream
 from t2t_keras.errors import UserError
 from t2t_keras.lines import one_line
-from t2t_keras.models.builder import load_models
+from t2t_keras.models.builder import check_trained_with, load_models
 
 
 def _to_stderr(message):
@@ -27,11 +27,7 @@ def _load(problem_name, model_dir, data_dir, checkpoint_path, hparams_set,
   vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
   model, _, spec, path = load_models(model_dir, checkpoint_path,
                                      activation_dtype)
-  trained = spec.get("flags", {})
-  for flag, given in (("hparams_set", hparams_set), ("model", model_name)):
-    if given and trained.get(flag) and trained[flag] != given:
-      raise UserError(f"--{flag}={given}, but {model_dir} was trained with "
-                       f"--{flag}={trained[flag]}")
+  check_trained_with(spec, model_dir, hparams_set, model_name)
   return problem, vocabs, model, path
 
 

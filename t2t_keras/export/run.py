@@ -10,19 +10,20 @@ from t2t_keras.errors import UserError
 from t2t_keras.export.ctranslate2 import export_ctranslate2
 from t2t_keras.export.exporter import export
 from t2t_keras.logs import log_line
-from t2t_keras.models.builder import load_model_from_dir
+from t2t_keras.models.builder import check_trained_with, load_model_from_dir
 
 
 def export_run(problem_name, model_dir, data_dir, checkpoint_path=None,
                decode_overrides="", export_dir=None, version=None,
                export_format="savedmodel", activation_dtype=None,
-               log=log_line):
+               hparams_set=None, model_name=None, log=log_line):
   """Exports the run in ``model_dir`` as a SavedModel to
   ``<export_dir>/<version>`` (default ``<model_dir>/export``), or with
   ``export_format="ctranslate2"`` as a CTranslate2 model to ``export_dir``
   (default ``<model_dir>/ctranslate2``). A SavedModel computes in
   ``activation_dtype`` (default: as the run trained); a CTranslate2 model
   holds float32 weights and takes its precision when it is loaded.
+  ``hparams_set`` and ``model_name`` (the flags) must be the run's.
   Returns the path."""
   if activation_dtype and export_format == "ctranslate2":
     raise UserError("activation_dtype is for SavedModels: a CTranslate2 "
@@ -33,8 +34,9 @@ def export_run(problem_name, model_dir, data_dir, checkpoint_path=None,
                     "(--checkpoint_path=A,B) decodes through t2t-decoder only")
   problem = registry.problem(problem_name)
   vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
-  model, _, _, path = load_model_from_dir(model_dir, checkpoint_path,
-                                          activation_dtype)
+  model, _, spec, path = load_model_from_dir(model_dir, checkpoint_path,
+                                             activation_dtype)
+  check_trained_with(spec, model_dir, hparams_set, model_name)
   hparams = decode_hparams(decode_overrides, problem.decode_defaults)
   if export_format == "ctranslate2":
     target = export_ctranslate2(

@@ -155,3 +155,15 @@ def load_models(model_dir, checkpoint_path=None, activation_dtype=None):
             for p in paths]
   return (Ensemble([model for model, _, _, _ in loaded]), loaded[0][1],
           loaded[0][2], ",".join(path for _, _, _, path in loaded))
+
+
+def check_trained_with(spec, model_dir, hparams_set=None, model=None):
+  """A ``UserError`` when a given ``--hparams_set`` or ``--model`` is not
+  the one the run in ``model_dir`` was trained with (its model.json
+  ``spec``); the flags are only checked, the run's own settings build the
+  model."""
+  trained = spec.get("flags", {})
+  for flag, given in (("hparams_set", hparams_set), ("model", model)):
+    if given and trained.get(flag) and trained[flag] != given:
+      raise UserError(f"--{flag}={given}, but {model_dir} was trained with "
+                      f"--{flag}={trained[flag]}")
