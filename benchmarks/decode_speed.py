@@ -25,7 +25,8 @@ import tensorflow as tf  # pylint: disable=g-import-not-at-top,wrong-import-posi
 import t2t_keras  # pylint: disable=g-import-not-at-top,wrong-import-position
 from t2t_keras import registry  # pylint: disable=g-import-not-at-top,wrong-import-position
 from t2t_keras.decoding import beam_search  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.decoding.decoder import Decoder, decode_hparams  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras.decoding.decoder import Decoder  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top,wrong-import-position
 from t2t_keras.models.builder import load_model_from_dir  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 

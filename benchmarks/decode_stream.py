@@ -26,7 +26,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import t2t_keras  # pylint: disable=g-import-not-at-top,wrong-import-position
 from t2t_keras import registry  # pylint: disable=g-import-not-at-top,wrong-import-position
 from t2t_keras.data.vocab import SubwordVocab  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.decoding.decoder import Decoder, decode_hparams, decode_stream  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras.decoding.decoder import Decoder  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras.decoding.stream import decode_stream  # pylint: disable=g-import-not-at-top,wrong-import-position
 from t2t_keras.lines import LineReader  # pylint: disable=g-import-not-at-top,wrong-import-position
 from t2t_keras.models.builder import load_model_from_dir  # pylint: disable=g-import-not-at-top,wrong-import-position
 

@@ -16,7 +16,7 @@ from t2t_keras.analysis.analyze_run import analyze
 from t2t_keras.analysis.attention import AttentionReader
 from t2t_keras.analysis.pictures import png_name
 from t2t_keras.analysis.traced import dot_flops, traced_step_flops
-from t2t_keras.decoding.decoder import decode_hparams
+from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.models.builder import load_model_from_dir
 
 from commands import t2t_command as command

@@ -123,7 +123,7 @@ def test_search_in_a_function_with_unknown_shapes_equals_eager(beam):
   on this 1-layer model returned empty float32 tensors from a Grappler
   fault before ``beam_search._per_hypothesis`` repeated its state."""
   import keras  # pylint: disable=g-import-not-at-top
-  from t2t_keras.decoding.decoder import decode_hparams  # pylint: disable=g-import-not-at-top
+  from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top
   from t2t_keras.decoding.search import search_function  # pylint: disable=g-import-not-at-top
   keras.utils.set_random_seed(0)
   model = t2t_keras.build_model("transformer_tiny", vocab_size=300,

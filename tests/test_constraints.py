@@ -13,7 +13,9 @@ from t2t_keras.data.datagen import generate
 from t2t_keras.decoding import run
 from t2t_keras.decoding import length_penalty
 from t2t_keras.decoding.constraints import PrefixConstraint
-from t2t_keras.decoding.decoder import Decoder, decode_hparams, padded
+from t2t_keras.decoding.batching import padded
+from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.decoding.dev_bleu import split_text
 from t2t_keras.decoding.scoring import Scorer
 from t2t_keras.export.run import export_run

@@ -10,7 +10,8 @@ import pytest
 
 import t2t_keras
 from t2t_keras import registry
-from t2t_keras.decoding.decoder import Decoder, decode_hparams
+from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.decoding.dev_bleu import split_text
 from t2t_keras.errors import UserError
 from t2t_keras.export import ctranslate2 as ct2_export

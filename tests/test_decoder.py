@@ -7,7 +7,8 @@ import sys
 import pytest
 
 from t2t_keras import registry
-from t2t_keras.decoding.decoder import Decoder, decode_hparams
+from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.models.builder import load_model_from_dir
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -8,7 +8,9 @@ import pytest
 
 from t2t_keras import registry
 from t2t_keras.decoding import run
-from t2t_keras.decoding.decoder import Decoder, decode_hparams, padded
+from t2t_keras.decoding.batching import padded
+from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.decoding.dev_bleu import split_text
 from t2t_keras.decoding.scoring import Scorer
 from t2t_keras.errors import UserError

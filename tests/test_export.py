@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from t2t_keras import registry
-from t2t_keras.decoding.decoder import Decoder, decode_hparams
+from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.export.run import export_run
 from t2t_keras.models.builder import load_model_from_dir
 

@@ -18,7 +18,8 @@ import tensorflow as tf
 from t2t_keras import registry
 from t2t_keras.decoding import beam_search
 from t2t_keras.layers.masks import NEG_INF
-from t2t_keras.decoding.decoder import Decoder, decode_hparams
+from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.errors import UserError
 from t2t_keras.lines import LineReader, read_lines
 from t2t_keras.metrics import bleu, evalb

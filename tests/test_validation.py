@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 
 from t2t_keras import registry
-from t2t_keras.decoding.decoder import decode_hparams
+from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.decoding.dev_bleu import DevBleu
 from t2t_keras.models.builder import load_model_from_dir
 from t2t_keras.training.best import BestKeeper

@@ -84,7 +84,7 @@ class IdText(tf.Module):
 
 
 def decode_savedmodel(args, s, inputs):
-  from t2t_keras.decoding.decoder import decode_hparams  # pylint: disable=g-import-not-at-top
+  from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top
   from t2t_keras.export.exporter import export  # pylint: disable=g-import-not-at-top
   policy = "mixed_bfloat16" if args.precision == "bfloat16" else "float32"
   model, _ = build(args.model, s["vocab"], policy)
@@ -102,7 +102,7 @@ def decode_savedmodel(args, s, inputs):
 
 def decode_ct2(args, s, inputs):
   import ctranslate2  # pylint: disable=g-import-not-at-top
-  from t2t_keras.decoding.decoder import decode_hparams  # pylint: disable=g-import-not-at-top
+  from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top
   from t2t_keras.export.ctranslate2 import save_model  # pylint: disable=g-import-not-at-top
   model, _ = build(args.model, s["vocab"], "float32")
   pieces = ["<pad>", "</s>", "<unk>"] + [f"p{i}" for i in range(3, s["vocab"])]

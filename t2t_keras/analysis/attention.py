@@ -10,7 +10,8 @@ import dataclasses
 
 import numpy as np
 
-from t2t_keras.decoding.decoder import Decoder, padded
+from t2t_keras.decoding.batching import padded
+from t2t_keras.decoding.decoder import Decoder
 from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.layers.attention_record import recording
 from t2t_keras.models.base import ATTENTION_KINDS

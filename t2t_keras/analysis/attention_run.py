@@ -10,7 +10,7 @@ from t2t_keras import registry
 from t2t_keras.analysis.attention import AttentionReader
 from t2t_keras.analysis.page import render_page
 from t2t_keras.analysis.pictures import write_heatmaps
-from t2t_keras.decoding.decoder import decode_hparams
+from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.errors import UserError
 from t2t_keras.models.builder import load_model_from_dir
 

@@ -9,7 +9,7 @@ from absl import flags
 from t2t_keras.bin import common
 from t2t_keras.bin import decode_flags  # pylint: disable=unused-import
 from t2t_keras.decoding.ct2 import COMPUTE_TYPES
-from t2t_keras.decoding.decoder import DEFAULT_WINDOW
+from t2t_keras.decoding.stream import DEFAULT_WINDOW
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("decode_from_file", None, "Input lines; default stdin.")

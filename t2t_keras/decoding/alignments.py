@@ -17,7 +17,7 @@ position that predicts it; "reading", of the position that reads it (t+1).
 
 import numpy as np
 
-from t2t_keras.decoding.decoder import encode_with_eos, padded
+from t2t_keras.decoding.batching import encode_with_eos, padded
 from t2t_keras.layers.attention_record import recording
 from t2t_keras.errors import UserError
 

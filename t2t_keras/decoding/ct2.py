@@ -12,8 +12,9 @@ import time
 
 from t2t_keras import json_files
 from t2t_keras.data.vocab import SubwordVocab
-from t2t_keras.decoding.decoder import (DecodeStats, decode_hparams,
-                                        encode_with_eos)
+from t2t_keras.decoding.backend import Backend
+from t2t_keras.decoding.batching import encode_with_eos, equal_length_chunks
+from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.decoding.search import search_name
 from t2t_keras.errors import UserError
 from t2t_keras.ids import EOS_ID, PAD_ID
@@ -27,21 +28,9 @@ COMPUTE_TYPES = ("default", "auto", "float32", "int8", "int8_float32",
                  "int16", "bfloat16", "int8_bfloat16")
 
 
-def equal_length_chunks(lengths, batch_size):
-  """Indices of ``lengths`` in batches of at most ``batch_size``, each of
-  one length, shortest first."""
-  chunks = []
-  for index in sorted(range(len(lengths)), key=lengths.__getitem__):
-    if (not chunks or len(chunks[-1]) == batch_size or
-        lengths[chunks[-1][0]] != lengths[index]):
-      chunks.append([])
-    chunks[-1].append(index)
-  return chunks
-
-
-class Ct2Decoder:
-  """Decodes strings through a CTranslate2 export (``Decoder``'s
-  interface: ``decode(lines, progress)``, ``hparams``, ``stats``).
+class Ct2Decoder(Backend):
+  """Decodes strings through a CTranslate2 export, under the
+  ``backend.Backend`` protocol (no target prefixes).
 
   Args:
     path: the export directory.
@@ -53,6 +42,7 @@ class Ct2Decoder:
 
   def __init__(self, path, overrides="", compute_type="default",
                postprocess=None, threads=0):
+    super().__init__()
     settings = os.path.join(path, SETTINGS_FILE)
     if not os.path.isfile(settings):
       raise UserError(f"--ct2_model_dir {path} is not a t2t-exporter "
@@ -84,7 +74,6 @@ class Ct2Decoder:
     if search_name(self.hparams) == "sample":
       ctranslate2.set_random_seed(self.hparams.seed)
     self.postprocess = postprocess
-    self.stats = DecodeStats()
 
   def _options(self, source_length):
     h = self.hparams
@@ -121,35 +110,25 @@ class Ct2Decoder:
                      log_prob / ((5.0 + length) / 6.0) ** alpha))
     return sorted(ranked, key=lambda r: -r[1])
 
-  def _text(self, pieces, source):
-    ids = [self.target_ids[p] for p in pieces]
-    text = self.target_vocab.decode(ids)
-    return self.postprocess(text, source) if self.postprocess else text
+  def prepare(self, line):
+    return encode_with_eos(self.vocab, line, self.hparams.max_input_length)
 
-  def decode(self, lines, progress=None):
-    start = time.time()
-    encoded = []
-    for line in lines:
-      ids, cut = encode_with_eos(self.vocab, line,
-                                 self.hparams.max_input_length)
-      self.stats.truncated += cut
-      encoded.append(ids)
-    results = [None] * len(lines)
-    for chunk in equal_length_chunks([len(e) for e in encoded],
-                                     self.hparams.batch_size):
-      batch = [[self.source_pieces[i] for i in encoded[j]] for j in chunk]
-      outputs = self.translator.translate_batch(
-          batch, **self._options(len(batch[0])))
-      for index, output in zip(chunk, outputs):
-        ranked = self._ranked(output)
-        if self.hparams.return_beams:
-          results[index] = [(self._text(h, lines[index]), float(s))
-                            for h, s in ranked]
-        else:
-          results[index] = self._text(ranked[0][0], lines[index])
-        self.stats.target_tokens += len(ranked[0][0]) + 1
-      self.stats.sentences += len(chunk)
-      if progress:
-        progress(self.stats.sentences)
-    self.stats.seconds += time.time() - start
-    return results
+  def batches(self, items):
+    return equal_length_chunks([len(i) for i in items],
+                               self.hparams.batch_size)
+
+  def decode_batch(self, items, prefixes):
+    del prefixes   # prefix_kind None: the base class refuses them
+    batch = [[self.source_pieces[i] for i in ids] for ids in items]
+    outputs = []
+    for output in self.translator.translate_batch(
+        batch, **self._options(len(batch[0]))):
+      ranked = self._ranked(output)
+      text = self._text(ranked[0][0])
+      outputs.append(([(self._text(h), float(s)) for h, s in ranked]
+                      if self.hparams.return_beams else text,
+                      len(ranked[0][0]) + 1))
+    return outputs
+
+  def _text(self, pieces):
+    return self.target_vocab.decode([self.target_ids[p] for p in pieces])

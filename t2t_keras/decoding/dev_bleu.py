@@ -8,7 +8,8 @@ Sources are the dev examples' ids as datagen encoded them (no re-encoding);
 references are their target ids decoded back to text.
 """
 
-from t2t_keras.decoding.decoder import Decoder, with_eos
+from t2t_keras.decoding.batching import with_eos
+from t2t_keras.decoding.decoder import Decoder
 from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.metrics.bleu import sacre_bleu
 
@@ -67,7 +68,7 @@ class DevBleu:
 
   def __call__(self):
     """(the metric of the current model on the dev lines, the outputs)."""
-    outputs = self.decoder.decode_ids(self.encoded, self.sources)
+    outputs = self.decoder.decode_items(self.encoded, self.sources)
     score = self.problem.dev_score(outputs, self.references, self.sources,
                                    self.data_dir)
     if score is None:

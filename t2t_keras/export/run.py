@@ -4,8 +4,8 @@ import os
 
 from t2t_keras import registry
 from t2t_keras.data.problem import Problem
-from t2t_keras.decoding.decoder import (decode_hparams, describe,
-                                       describe_precision)
+from t2t_keras.decoding.options import (decode_hparams, describe,
+                                        describe_precision)
 from t2t_keras.errors import UserError
 from t2t_keras.export.ctranslate2 import export_ctranslate2
 from t2t_keras.export.exporter import export

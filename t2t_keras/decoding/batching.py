@@ -1,0 +1,52 @@
+"""Batching for decoding: sources with EOS, cut to a maximum length, in
+batches of similar (or equal) lengths, padded, and read a window of lines at
+a time."""
+
+import itertools
+
+import tensorflow as tf
+
+from t2t_keras.ids import EOS_ID, PAD_ID
+
+
+def with_eos(ids, max_length):
+  """(``ids`` cut to ``max_length - 1`` tokens, then EOS; whether a cut was
+  made)."""
+  return ids[:max_length - 1] + [EOS_ID], len(ids) > max_length - 1
+
+
+def encode_with_eos(vocab, text, max_length):
+  """``with_eos`` of the ids of ``text``."""
+  return with_eos(vocab.encode(text), max_length)
+
+
+def length_sorted_chunks(lengths, batch_size):
+  """Indices of ``lengths`` in order of length, in chunks of
+  ``batch_size``: batches of similar lengths waste little on padding."""
+  order = sorted(range(len(lengths)), key=lengths.__getitem__)
+  return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def padded(rows):
+  """Lists of ids -> int32 [len(rows), longest], 0-padded."""
+  longest = max(len(r) for r in rows)
+  return tf.constant([r + [PAD_ID] * (longest - len(r)) for r in rows],
+                     tf.int32)
+
+
+def windows(items, size):
+  """Lists of up to ``size`` consecutive items of the iterable ``items``."""
+  items = iter(items)
+  return iter(lambda: list(itertools.islice(items, size)), [])
+
+
+def equal_length_chunks(lengths, batch_size):
+  """Indices of ``lengths`` in batches of at most ``batch_size``, each of
+  one length, shortest first."""
+  chunks = []
+  for index in sorted(range(len(lengths)), key=lengths.__getitem__):
+    if (not chunks or len(chunks[-1]) == batch_size or
+        lengths[chunks[-1][0]] != lengths[index]):
+      chunks.append([])
+    chunks[-1].append(index)
+  return chunks

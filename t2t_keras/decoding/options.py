@@ -1,0 +1,52 @@
+"""Decode options: the decode hparams every backend, the exporter and
+validation decoding read, and how they are described in log lines."""
+
+import re
+
+from t2t_keras import registry
+from t2t_keras.decoding.search import make_search
+from t2t_keras.decoding.steps import ALPHA, BEAM_SIZE, EXTRA_LENGTH
+from t2t_keras.errors import UserError
+from t2t_keras.hparams import HParams
+
+BATCH_SIZE = 32         # sentences per search call
+
+
+def decode_hparams(overrides="", defaults=None):
+  """The paper's decoding settings (section 6.1), then a problem's
+  ``defaults`` (parsing: beam 21, alpha 0.3, extra 300), then overrides.
+  ``search`` names a registered search (``decoding.search``; empty: beam,
+  greedy for beam_size=1, sampling when ``sampling=topk|topp``, with
+  ``top_k``, ``top_p``, ``temperature``, ``seed``, draws one output per
+  sentence). A search's own settings (its class's ``settings``) are added
+  before the overrides apply."""
+  hparams = HParams(search="", beam_size=BEAM_SIZE, alpha=ALPHA,
+                    extra_length=EXTRA_LENGTH, batch_size=BATCH_SIZE,
+                    max_input_length=512, return_beams=False, sampling="",
+                    top_k=0, top_p=1.0, temperature=1.0, seed=0)
+  hparams.override_from_dict(defaults or {})
+  named = re.search(r"(?:^|,)\s*search\s*=\s*([^,]*)", overrides or "")
+  name = named.group(1).strip() if named else hparams.search
+  if name:
+    for key, value in registry.lookup("search", name).settings.items():
+      if key not in hparams:
+        hparams.add_hparam(key, value)
+  hparams.parse(overrides)
+  search = make_search(hparams)      # checks the search's own settings
+  if hparams.return_beams and not search.nbest:
+    raise UserError(f"return_beams goes with beam search, not "
+                    f"{search.registered_name}")
+  return hparams
+
+
+def describe(hparams):
+  """How decode ``hparams`` pick outputs, for log lines."""
+  return make_search(hparams).describe()
+
+
+def describe_precision(model):
+  """What ``model`` computes in, for log lines: "float32", or e.g.
+  "bfloat16 (float32 weights)"."""
+  compute = str(model.compute_dtype)
+  return compute if compute == model.variable_dtype else (
+      f"{compute} ({model.variable_dtype} weights)")
