@@ -57,7 +57,7 @@ step t2t-trainer --problem="$PROBLEM" --data_dir="$DATA" --output_dir="$RUN" \
   --train_steps="$STEPS" --local_eval_frequency="$EVAL_EVERY" \
   --save_checkpoints_steps="$SAVE_EVERY" --random_seed="$SEED"
 TRAINED=$(( $(date +%s) - START ))
-step t2t-avg-all --model_dir="$RUN" --n="$AVERAGE" --output_dir="$RUN/avg"
+step t2t-avg-all --output_dir="$RUN" --n="$AVERAGE" --avg_dir="$RUN/avg"
 START=$(date +%s)
 step t2t-decoder --problem="$PROBLEM" --data_dir="$DATA" --output_dir="$RUN" \
   --checkpoint_path="$RUN/avg" --decode_split=dev \

@@ -1,11 +1,43 @@
-"""What every t2t-* command shares: quiet logs, user registrations, and
-user mistakes (``t2t_keras.errors.UserError``) printed as one line instead of
-a traceback; any other exception is a bug and keeps its traceback."""
+"""What every t2t-* command shares: the flags several commands take (each
+defined once, here), quiet logs, user registrations, and user mistakes
+(``t2t_keras.errors.UserError``) printed as one line instead of a traceback;
+any other exception is a bug and keeps its traceback.
+
+``--output_dir`` is a training run's directory in every command (t2t-trainer
+writes it, the others read it), as in tensor2tensor."""
 
 import sys
 
 from absl import app
 from absl import flags
+
+# The flags several commands share, defined once: name -> (kind, help).
+SHARED = {
+    "problem": ("string", "Registered problem name."),
+    "data_dir": ("string", "Directory of the problem's data (vocabulary and "
+                 "shards)."),
+    "output_dir": ("string", "The training run's directory (t2t-trainer "
+                   "writes checkpoints, hparams.json and model.json there)."),
+    "hparams_set": ("string", "Registered hparams set name (a command that "
+                    "reads a run checks it against the run's)."),
+    "hparams": ("string", "Overrides, e.g. 'hidden_size=256,pos=emb'."),
+    "model": ("string", "Registered model name (a command that reads a run "
+              "checks it against the run's)."),
+    "decode_from_file": ("string", "Source sentences, one per line "
+                         "(t2t-decoder: default stdin)."),
+    "vocab_size": ("integer", "Subword vocabulary size (t2t-datagen: "
+                   "default the problem's; t2t-analyze: both sides)."),
+}
+
+
+def define(*names, **defaults):
+  """Defines the shared flags ``names`` and those ``defaults`` names, with
+  the defaults given (else None; "" for --hparams) and SHARED's help."""
+  for name in list(names) + [n for n in defaults if n not in names]:
+    kind, text = SHARED[name]
+    default = defaults.get(name, "" if name == "hparams" else None)
+    getattr(flags, f"DEFINE_{kind}")(name, default, text)
+
 
 flags.DEFINE_string("t2t_usr_dir", None,
                     "A directory of your own registrations to import.")
@@ -55,13 +87,16 @@ def flag_values(flag_values_obj):
 
 
 def run(main):
-  """absl's app.run, with user mistakes printed as one line and exit code
-  2."""
+  """Every command's entry: absl's app.run of ``main()`` after ``setup``
+  (``--registry_help`` ends there), with user mistakes printed as one line
+  and exit code 2."""
   from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
 
   def guarded(argv):
     try:
-      return main(argv)
+      if setup(argv):
+        return 0
+      return main()
     except UserError as e:
       print(f"error: {e}", file=sys.stderr)
       return 2

@@ -2,6 +2,8 @@
 
 from absl import flags
 
+from t2t_keras.bin import common
+
 flags.DEFINE_string("tmp_dir", None,
                     "Downloads go here (default: <system tmp>/t2t_datagen).")
 flags.DEFINE_string("raw_data_dir", None,
@@ -17,8 +19,7 @@ flags.DEFINE_integer("vocab_byte_budget", 1_000_000,
                      "build the vocabulary (0: all of it).")
 flags.DEFINE_string("source_lang", None, "Source file suffix (translate_local).")
 flags.DEFINE_string("target_lang", None, "Target file suffix (translate_local).")
-flags.DEFINE_integer("vocab_size", None,
-                     "Subword vocabulary size (default: the problem's).")
+common.define("vocab_size")
 
 
 def generate_from_flags(problem, data_dir):

@@ -2,9 +2,9 @@
 
 from absl import flags
 
-flags.DEFINE_string("problem", None, "Registered problem name.")
-flags.DEFINE_string("output_dir", None, "The t2t-trainer --output_dir.")
-flags.DEFINE_string("data_dir", None, "The problem's data (vocabulary).")
+from t2t_keras.bin import common
+
+common.define("problem", "output_dir", "data_dir", "hparams_set", "model")
 flags.DEFINE_string("checkpoint_path", None,
                     "A checkpoint, or a directory whose latest checkpoint to "
                     "use (e.g. <output_dir>/avg); default: the latest in "
@@ -18,7 +18,3 @@ flags.DEFINE_enum("activation_dtype", None, ["float32", "bfloat16", "float16"],
                   "What the model computes in (weights stay float32); "
                   "default: the run's activation_dtype hparam, as it "
                   "trained.")
-flags.DEFINE_string("hparams_set", None,
-                    "Accepted for tensor2tensor compatibility; the run's "
-                    "hparams.json is used and must come from this set.")
-flags.DEFINE_string("model", None, "Accepted for compatibility (model.json).")

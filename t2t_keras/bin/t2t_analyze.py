@@ -8,11 +8,7 @@ from absl import flags
 from t2t_keras.bin import common
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("hparams_set", None, "Registered hparams set name.")
-flags.DEFINE_string("hparams", "", "Overrides, e.g. 'num_heads=16'.")
-flags.DEFINE_string("model", "transformer", "Registered model (a "
-                    "Transformer or a subclass, e.g. transformer_relative).")
-flags.DEFINE_integer("vocab_size", None, "Vocabulary size (both sides).")
+common.define("hparams_set", "hparams", "vocab_size", model="transformer")
 flags.DEFINE_integer("target_vocab_size", None,
                      "Target vocabulary size when it differs.")
 flags.DEFINE_integer("source_length", 25, "Source tokens per sentence.")
@@ -32,9 +28,7 @@ flags.DEFINE_integer("neighborhood", None,
 flags.DEFINE_bool("json", False, "Print JSON instead of tables.")
 
 
-def main(argv):
-  if common.setup(argv):
-    return 0
+def main():
   common.require(FLAGS, "hparams_set", "vocab_size")
   from t2t_keras.analysis.analyze_run import analyze, format_report  # pylint: disable=g-import-not-at-top
   report = analyze(FLAGS.hparams_set, FLAGS.vocab_size, FLAGS.hparams,

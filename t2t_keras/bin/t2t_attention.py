@@ -8,8 +8,7 @@ from t2t_keras.bin import decode_flags  # pylint: disable=unused-import
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("sentence", None, "A source sentence to show.")
-flags.DEFINE_string("decode_from_file", None,
-                    "Source sentences to show, one per line.")
+common.define("decode_from_file")
 flags.DEFINE_string("target", None,
                     "With --sentence: force this target instead of the "
                     "model's translation.")
@@ -17,9 +16,7 @@ flags.DEFINE_string("out_dir", None,
                     "Where the PNG files and attention.html go.")
 
 
-def main(argv):
-  if common.setup(argv):
-    return 0
+def main():
   common.require(FLAGS, "problem", "output_dir", "data_dir", "out_dir")
   common.refuse(FLAGS, "t2t-attention", "activation_dtype", "hparams_set",
                 "model")

@@ -12,9 +12,7 @@ flags.DEFINE_string("tokenized_lang", "de",
                     "tokenized BLEU; empty: skip that score.")
 
 
-def main(argv):
-  if common.setup(argv):
-    return 0
+def main():
   common.require(FLAGS, "translation", "reference")
   from t2t_keras.lines import read_lines  # pylint: disable=g-import-not-at-top
   from t2t_keras.metrics import bleu  # pylint: disable=g-import-not-at-top

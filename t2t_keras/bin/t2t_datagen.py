@@ -6,13 +6,10 @@ from t2t_keras.bin import common
 from t2t_keras.bin import datagen_flags
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("problem", None, "Registered problem name.")
-flags.DEFINE_string("data_dir", None, "Where the vocabulary and shards go.")
+common.define("problem", "data_dir")
 
 
-def main(argv):
-  if common.setup(argv):
-    return 0
+def main():
   common.require(FLAGS, "problem", "data_dir")
   datagen_flags.generate_from_flags(FLAGS.problem, FLAGS.data_dir)
   return 0

@@ -12,7 +12,7 @@ from t2t_keras.decoding.ct2 import COMPUTE_TYPES
 from t2t_keras.decoding.stream import DEFAULT_WINDOW
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("decode_from_file", None, "Input lines; default stdin.")
+common.define("decode_from_file")
 flags.DEFINE_string("decode_to_file", None, "Output lines; default stdout.")
 flags.DEFINE_enum("decode_split", None, ["dev", "test"],
                   "Decode this split of the problem's data instead of "
@@ -49,9 +49,7 @@ flags.DEFINE_string("score_target_file", None,
                     "The targets of --score_file, one line per source line.")
 
 
-def main(argv):
-  if common.setup(argv):
-    return 0
+def main():
   exported = FLAGS.saved_model_dir or FLAGS.ct2_model_dir
   if FLAGS.saved_model_dir and FLAGS.ct2_model_dir:
     raise app.UsageError("give --saved_model_dir or --ct2_model_dir, not both")

@@ -10,9 +10,7 @@ flags.DEFINE_string("gold_file", None, "Gold trees, one per line.")
 flags.DEFINE_string("test_file", None, "Predicted trees, line-aligned.")
 
 
-def main(argv):
-  if common.setup(argv):
-    return 0
+def main():
   common.require(FLAGS, "gold_file", "test_file")
   from t2t_keras.lines import read_lines  # pylint: disable=g-import-not-at-top
   from t2t_keras.metrics import evalb  # pylint: disable=g-import-not-at-top

@@ -18,9 +18,7 @@ flags.DEFINE_integer("export_version", None,
                      "The version number (default: seconds since the epoch).")
 
 
-def main(argv):
-  if common.setup(argv):
-    return 0
+def main():
   common.require(FLAGS, "problem", "output_dir", "data_dir")
   from t2t_keras.export.run import export_run  # pylint: disable=g-import-not-at-top
   export_run(FLAGS.problem, FLAGS.output_dir, FLAGS.data_dir,

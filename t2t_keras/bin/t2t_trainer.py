@@ -7,12 +7,8 @@ from t2t_keras.bin import datagen_flags
 from t2t_keras.training.config import CheckpointPolicy, RunConfig
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("problem", None, "Registered problem name.")
-flags.DEFINE_string("model", RunConfig.model, "Registered model name.")
-flags.DEFINE_string("hparams_set", None, "Registered hparams set name.")
-flags.DEFINE_string("hparams", "", "Overrides, e.g. 'hidden_size=256,pos=emb'.")
-flags.DEFINE_string("data_dir", None, "Directory of the problem's data.")
-flags.DEFINE_string("output_dir", None, "Checkpoints and hparams.json go here.")
+common.define("problem", "hparams_set", "hparams", "data_dir", "output_dir",
+              model=RunConfig.model)
 flags.DEFINE_bool("generate_data", False, "Run t2t-datagen first.")
 flags.DEFINE_integer("train_steps", None,
                      "Total updates; default: the hparams' train_steps.")
@@ -60,9 +56,7 @@ flags.DEFINE_bool("warm_start_optimizer", False,
                   "state and step too (default: fresh, step 0).")
 
 
-def main(argv):
-  if common.setup(argv):
-    return 0
+def main():
   common.require(FLAGS, "problem", "hparams_set", "output_dir")
   if FLAGS.warm_start_optimizer and not FLAGS.warm_start_from:
     raise app.UsageError("--warm_start_optimizer goes with --warm_start_from")
