@@ -5,7 +5,7 @@ import pytest
 from t2t_keras import registry
 from t2t_keras.hparams import HParams
 from t2t_keras.training.optimizer import optimizer_from_hparams
-from t2t_keras.training.schedule import FactorSchedule
+from t2t_keras.training.schedule import FactorSchedule, schedule_from_hparams
 
 
 def rate(schedule, step, lr=1.0, warmup=4000, hidden=512, decay=20000):
@@ -54,8 +54,10 @@ def test_decays_end_at_the_runs_train_steps():
                     learning_rate=2.0, learning_rate_warmup_steps=0,
                     learning_rate_decay_steps=0, hidden_size=8,
                     train_steps=1000)
-  schedule = optimizer_from_hparams(hparams, train_steps=100)._learning_rate  # pylint: disable=protected-access
+  schedule = schedule_from_hparams(hparams, train_steps=100)
   assert float(schedule(49)) == pytest.approx(1.0)   # update 50 of 100
   hparams.learning_rate_decay_steps = 200
-  schedule = optimizer_from_hparams(hparams, train_steps=100)._learning_rate  # pylint: disable=protected-access
+  schedule = schedule_from_hparams(hparams, train_steps=100)
   assert float(schedule(99)) == pytest.approx(1.0)   # update 100 of 200
+  optimizer = optimizer_from_hparams(hparams, train_steps=100)
+  assert float(optimizer.learning_rate) == pytest.approx(2.0 * (1 - 1 / 200))
