@@ -132,7 +132,8 @@ def test_ema_is_the_average_and_swaps_in_for_use():
   for step, value in enumerate(([3.0, 2.0], [5.0, 6.0]), 1):
     w.assign(value)
     hook.after_update(trainer, step, {})
-    expected = 0.5 * expected + 0.5 * np.array(value)
+    d = min(0.5, (1 + step) / (10 + step))   # the warm-up: 2/11, 3/12
+    expected = d * expected + (1 - d) * np.array(value)
   with hook.weights_for_use(trainer):
     np.testing.assert_allclose(w.numpy(), expected)
   np.testing.assert_allclose(w.numpy(), [5.0, 6.0])   # training weights back
