@@ -4,6 +4,12 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+  # Under pytest -n N each worker (and every command a test starts, which
+  # inherits this) runs an op on one thread, so N workers share N cores
+  # without spinning thread pools taking turns on the same core. (Inter-op
+  # threads stay: replicas' collective ops wait on each other.)
+  os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 
 import pytest  # pylint: disable=g-import-not-at-top
 

@@ -12,7 +12,7 @@ import time
 import tensorflow as tf
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-STEPS = 400
+STEPS = 160
 
 
 def command(output_dir):
