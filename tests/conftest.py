@@ -51,16 +51,18 @@ def trained_run(tmp_path_factory):
   return data, out
 
 
-# The modules that take longest (each over half a minute on 2 cores), run
-# first: with `pytest -n 2 --dist loadfile` each module stays on one worker
-# (its module fixtures are made once) and a worker takes the next module in
-# this order when it is free, so the two end close together. Only the order
-# changes; a module missing from the list runs after these.
-SLOW_FIRST = ("test_recipes", "test_lose_nothing", "test_speed_table",
-              "test_validation", "test_faults", "test_seams", "test_ensemble",
-              "test_cli", "test_warm_start", "test_resume", "test_export",
-              "test_constraints", "test_parsing", "test_distributed",
-              "test_alignments", "test_decoding_modes", "test_ctranslate2")
+# The modules that take longest (each over half a minute on 2 cores) go
+# first. Under `pytest -n 2` a free worker takes the next tests in this
+# order, so the long ones start early and the short ones fill in at the end,
+# and both workers end close together. (--dist loadfile was slower: xdist
+# orders its files by their number of tests, which put the few long ones
+# last.) Only the order changes; a module missing from the list runs after.
+SLOW_FIRST = ("test_speed_table", "test_recipes", "test_lose_nothing",
+              "test_seams", "test_ensemble", "test_alignments", "test_resume",
+              "test_faults", "test_cli", "test_distributed", "test_warm_start",
+              "test_validation", "test_analysis", "test_export",
+              "test_constraints", "test_parsing", "test_decoding_modes",
+              "test_ctranslate2")
 
 
 def pytest_collection_modifyitems(items):
