@@ -47,7 +47,7 @@ def transformer_base():
       # Training (section 5.1, 5.2) and data.
       train_steps=100000,
       gradient_accumulation_steps=1,  # micro-batches per update
-      activation_dtype="float32",     # or "bfloat16", "float16" (mixed)
+      activation_dtype="float32",     # "bfloat16", "float16" (mixed); "auto"
       batch_size=4096,                # tokens per replica (tensor2tensor)
       max_length=256,                 # longer training examples are dropped
   )

@@ -68,9 +68,10 @@ def test_datagen_then_train_on_the_default_problem(tmp_path):
   run = trainer("--problem=translate_synthetic", f"--data_dir={data}",
                 "--hparams_set=transformer_tiny",
                 "--hparams=hidden_size=32,filter_size=64,batch_size=512",
-                "--train_steps=4", f"--output_dir={tmp_path / 'train'}")
+                "--train_steps=4", "--eval_bleu_lines=20",
+                f"--output_dir={tmp_path / 'train'}")
   assert run.returncode == 0, run.stderr
-  assert "step 4: dev loss" in run.stdout
+  assert "step 4: dev loss" in run.stdout and "BLEU" in run.stdout
 
 
 def test_cpu_devices_runs_two_replicas(tmp_path):

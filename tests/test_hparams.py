@@ -83,3 +83,39 @@ def test_json_round_trip(tmp_path):
 def test_unsupported_type_rejected():
   with pytest.raises(HParamsError, match="unsupported type"):
     HParams(layers=[1, 2])
+
+
+def test_auto_precision_follows_the_cpu_flags():
+  from t2t_keras.models.precision import choose_activation_dtype  # pylint: disable=g-import-not-at-top
+  table = [({"avx2", "fma"}, 0, "float32"),
+           ({"avx512f", "avx512_vnni"}, 0, "float32"),
+           ({"avx512f", "avx512_bf16"}, 0, "bfloat16"),
+           ({"amx_tile", "amx_bf16", "amx_int8"}, 0, "bfloat16"),
+           ({"avx512_bf16", "amx_bf16"}, 0, "bfloat16"),
+           ({"avx512_bf16"}, 1, "float32"),
+           (set(), 0, "float32")]
+  for flags, gpus, expected in table:
+    dtype, why = choose_activation_dtype(flags, gpus)
+    assert dtype == expected, (flags, gpus, why)
+    assert why
+  assert "avx512_bf16" in choose_activation_dtype({"avx512_bf16"})[1]
+  assert "no bfloat16 units" in choose_activation_dtype({"sse2"})[1]
+
+
+def test_auto_precision_resolves_before_the_run_records_it(tmp_path,
+                                                          monkeypatch):
+  from t2t_keras.training import run  # pylint: disable=g-import-not-at-top
+  logged = []
+  for flags, expected in (({"avx512_bf16"}, "bfloat16"), (set(), "float32")):
+    monkeypatch.setattr(run, "cpu_flags", lambda f=flags: f)
+    hparams = run.resolve_hparams("transformer_tiny", "activation_dtype=auto",
+                                  log=logged.append)
+    assert hparams.activation_dtype == expected
+    assert logged[-1].startswith(f"activation_dtype=auto: {expected}, since")
+  # A run recorded in bfloat16 resumes under auto on a bfloat16 CPU.
+  monkeypatch.setattr(run, "cpu_flags", lambda: {"avx512_bf16"})
+  run.resolve_hparams("transformer_tiny", "activation_dtype=auto").save(
+      str(tmp_path / "hparams.json"))
+  assert run.resolve_hparams("transformer_tiny", "activation_dtype=auto",
+                             str(tmp_path), log=logged.append
+                             ).activation_dtype == "bfloat16"

@@ -13,7 +13,8 @@ from t2t_keras.errors import UserError
 from t2t_keras.hparams import HParams
 from t2t_keras.logs import log_line
 from t2t_keras.models.builder import model_spec, save_model_spec
-from t2t_keras.models.precision import dtype_policy
+from t2t_keras.models.precision import (choose_activation_dtype, cpu_flags,
+                                        dtype_policy)
 from t2t_keras.training.evaluation import EvaluationHook
 from t2t_keras.training.hooks import hooks_from_hparams
 from t2t_keras.training.config import CheckpointPolicy, RunConfig  # pylint: disable=unused-import
@@ -23,14 +24,21 @@ from t2t_keras.training.trainer import Trainer
 from t2t_keras.training.warm_start import vocab_digest, warm_start
 
 
-def resolve_hparams(hparams_set, overrides="", output_dir=None):
-  """The hparams set with ``overrides`` applied.
+def resolve_hparams(hparams_set, overrides="", output_dir=None,
+                    log=log_line):
+  """The hparams set with ``overrides`` applied, ``activation_dtype=auto``
+  resolved for this machine (the choice and its reason logged).
 
   When ``output_dir`` already holds an hparams.json from an earlier run of
   the same command, its values must agree: resuming with other hparams
   would silently train a different model.
   """
   hparams = registry.hparams(hparams_set).parse(overrides)
+  if hparams.activation_dtype == "auto":
+    dtype, why = choose_activation_dtype(
+        cpu_flags(), len(tf.config.list_physical_devices("GPU")))
+    hparams.activation_dtype = dtype
+    log(f"activation_dtype=auto: {dtype}, since {why}")
   saved = output_dir and os.path.join(output_dir, "hparams.json")
   if saved and os.path.exists(saved):
     previous = HParams.load(saved)
@@ -86,7 +94,8 @@ def _train(config, log):
   """``train`` without the naming of a damaged data shard."""
   c = config
   problem = registry.problem(c.problem)
-  hparams = resolve_hparams(c.hparams_set, c.hparams_overrides, c.output_dir)
+  hparams = resolve_hparams(c.hparams_set, c.hparams_overrides, c.output_dir,
+                            log)
   train_steps = c.train_steps or hparams.train_steps
   strategy = make_strategy(c.worker_gpu, c.cpu_devices)
   keras.utils.set_random_seed(c.seed)
