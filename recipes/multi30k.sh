@@ -9,7 +9,7 @@
 # MULTI30K_DIR holds train.{en,de}, val.{en,de}, test_2016_flickr.{en,de}
 # (default ../shared/data/multi30k). STEPS, EVAL_EVERY, SAVE_EVERY,
 # EVAL_LINES, AVERAGE and HPARAMS (extra overrides) scale it down, as the
-# test does.
+# test does; SEED sets the random seed (default 1234, the trainer's).
 set -euo pipefail
 SRC=${1:-../shared/data/multi30k}
 DATA=${2:-/tmp/t2t_data/multi30k}
@@ -20,6 +20,7 @@ SAVE_EVERY=${SAVE_EVERY:-200}
 EVAL_LINES=${EVAL_LINES:-0}
 HPARAMS=${HPARAMS:-}
 AVERAGE=${AVERAGE:-5}
+SEED=${SEED:-1234}
 PROBLEM=translate_ende
 
 step() { echo; echo "\$ $*"; "$@"; }
@@ -30,7 +31,8 @@ START=$(date +%s)
 step t2t-trainer --problem=$PROBLEM --data_dir="$DATA" --output_dir="$RUN" \
   --hparams_set=transformer_multi30k --hparams="$HPARAMS" \
   --train_steps="$STEPS" --local_eval_frequency="$EVAL_EVERY" \
-  --eval_bleu_lines="$EVAL_LINES" --save_checkpoints_steps="$SAVE_EVERY"
+  --eval_bleu_lines="$EVAL_LINES" --save_checkpoints_steps="$SAVE_EVERY" \
+  --random_seed="$SEED"
 TRAINED=$(( $(date +%s) - START ))
 step t2t-avg-all --output_dir="$RUN" --n="$AVERAGE" --avg_dir="$RUN/avg"
 step t2t-decoder --problem=$PROBLEM --data_dir="$DATA" --output_dir="$RUN" \
