@@ -3,8 +3,9 @@ Model Garden's Transformer, PyTorch's nn.Transformer and CTranslate2 at the
 same shapes (benchmarks/speed/shapes.py), with the matmul peak measured in
 the same run, model FLOP utilization and peak resident memory.
 
-Each configuration runs in its own process (its peak memory is its own),
-one after the other: run it on an otherwise idle machine. The peers run in
+Each configuration's training runs in its own process (its peak memory is
+its own), and its beam and greedy decoding in one more (a model built for
+each), one after the other: run it on an otherwise idle machine. The peers run in
 their own environments, made by ``bash benchmarks/make_peer_envs.sh``; a
 missing one is reported, not fatal. CTranslate2 is the package's [ct2]
 extra and decodes our random model, exported with t2t-exporter's code.
@@ -69,7 +70,8 @@ def python_of(system, envs):
 
 
 def run_worker(python, system, task, model, precision, steps, quick):
-  """The worker's RESULT dict, or {"error": its last line}."""
+  """{task: the worker's RESULT dict, or {"error": its last line}} for each
+  task of ``task`` (one, or several joined by commas, run in one process)."""
   command = [python, os.path.join(HERE, "speed", WORKERS[system]),
              f"--task={task}", f"--model={model}",
              f"--precision={precision}", f"--steps={steps}"]
@@ -80,11 +82,14 @@ def run_worker(python, system, task, model, precision, steps, quick):
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
   result = subprocess.run(command, capture_output=True, text=True, env=env,
                           check=False)
-  for line in result.stdout.splitlines():
-    if line.startswith("RESULT "):
-      return json.loads(line[len("RESULT "):])
+  results = [json.loads(line[len("RESULT "):])
+             for line in result.stdout.splitlines()
+             if line.startswith("RESULT ")]
   lines = (result.stderr or result.stdout).strip().splitlines()
-  return {"error": lines[-1][:120] if lines else f"exit {result.returncode}"}
+  error = {"error": lines[-1][:120] if lines else f"exit {result.returncode}"}
+  tasks = task.split(",")
+  return {t: results[i] if i < len(results) else error
+          for i, t in enumerate(tasks)}
 
 
 def matmul_peaks(size):
@@ -197,12 +202,18 @@ def main():
   # model), "beam" or "greedy".
   measured = {}
 
-  def measure(system, precision, key):
+  def measure(system, precision, *keys):
+    """Runs the keys' tasks in one worker: ("train", model) alone, or the
+    decoding tasks "beam" and "greedy" one after the other."""
     python = python_of(system, args.envs)
-    task, model = key if isinstance(key, tuple) else (key, models[0])
+    task, model = keys[0] if isinstance(keys[0], tuple) else (
+        ",".join(keys), models[0])
     steps = args.big_steps if model == "big" else args.steps
-    measured[(system, precision)].setdefault(key, []).append(run_worker(
-        python, system, task, model, precision, steps, args.quick))
+    results = run_worker(python, system, task, model, precision, steps,
+                         args.quick)
+    for key in keys:
+      measured[(system, precision)].setdefault(key, []).append(
+          results[key[0] if isinstance(key, tuple) else key])
 
   for system, precision in ROWS:
     if system not in systems:
@@ -215,8 +226,7 @@ def main():
       for model in models:
         measure(system, precision, ("train", model))
     if (system, precision) in DECODES:
-      for task in ("beam", "greedy"):
-        measure(system, precision, task)
+      measure(system, precision, "beam", "greedy")
     print(f"  measured {system} {precision}", file=sys.stderr, flush=True)
   for round_index in range(1, args.rounds):
     for system, precision, task in REPEATED:

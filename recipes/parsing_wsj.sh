@@ -15,8 +15,9 @@
 # CRAFT=W, craft_treebank/craft.trees (default ../shared/data/ptb). CRAFT=W
 # mixes the 30,830 CRAFT trees (normalized to WSJ's labels) into training
 # at weight W against WSJ's 1 (its own data and run directories by
-# default). STEPS, EVAL_EVERY, SAVE_EVERY, AVERAGE, VOCAB, SEED and HPARAMS
-# (extra overrides) scale it down, as the test does.
+# default). STEPS, EVAL_EVERY, SAVE_EVERY, AVERAGE, VOCAB, SEED, HPARAMS
+# (extra overrides) and DECODE (decode hparams for validation and the dev
+# decoding, e.g. beam_size=2,extra_length=20) scale it down, as the test does.
 set -euo pipefail
 SRC=${1:-../shared/data/ptb}
 CRAFT=${CRAFT:-0}
@@ -31,6 +32,7 @@ AVERAGE=${AVERAGE:-5}
 VOCAB=${VOCAB:-4000}
 SEED=${SEED:-1}
 HPARAMS=${HPARAMS:-}
+DECODE=${DECODE:-}
 WSJ=$SRC/nltk_treebank_sample/wsj_0001-0179
 
 step() { echo; echo "\$ $*"; "$@"; }
@@ -55,12 +57,13 @@ START=$(date +%s)
 step t2t-trainer --problem="$PROBLEM" --data_dir="$DATA" --output_dir="$RUN" \
   --hparams_set=transformer_parsing_small --hparams="$HPARAMS" \
   --train_steps="$STEPS" --local_eval_frequency="$EVAL_EVERY" \
-  --save_checkpoints_steps="$SAVE_EVERY" --random_seed="$SEED"
+  --save_checkpoints_steps="$SAVE_EVERY" --random_seed="$SEED" \
+  --eval_decode_hparams="$DECODE"
 TRAINED=$(( $(date +%s) - START ))
 step t2t-avg-all --output_dir="$RUN" --n="$AVERAGE" --avg_dir="$RUN/avg"
 START=$(date +%s)
 step t2t-decoder --problem="$PROBLEM" --data_dir="$DATA" --output_dir="$RUN" \
-  --checkpoint_path="$RUN/avg" --decode_split=dev \
+  --checkpoint_path="$RUN/avg" --decode_split=dev --decode_hparams="$DECODE" \
   --decode_to_file="$RUN/dev.trees"
 DECODED=$(( $(date +%s) - START ))
 step t2t-evalb --gold_file="$DATA/raw/dev.trees" --test_file="$RUN/dev.trees"

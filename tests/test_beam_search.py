@@ -33,14 +33,22 @@ def step_log_probs(model, inputs, prefix, limit):
 
 
 def brute_force(model, inputs, limit, alpha):
-  """Every sequence of words then EOS up to ``limit`` tokens, scored."""
+  """Every sequence of words then EOS up to ``limit`` tokens, scored (each
+  prefix's distribution computed once)."""
+  steps = {}
+
+  def log_probs(prefix):
+    if prefix not in steps:
+      steps[prefix] = step_log_probs(model, inputs, prefix, limit)
+    return steps[prefix]
+
   scored = []
   for length in range(1, limit + 1):
     for words in itertools.product(range(2, VOCAB), repeat=length - 1):
-      sequence = list(words) + [1]
-      logp = sum(step_log_probs(model, inputs, sequence[:t], limit)[tok]
+      sequence = tuple(words) + (1,)
+      logp = sum(log_probs(sequence[:t])[tok]
                  for t, tok in enumerate(sequence))
-      scored.append((logp / ((5 + length) / 6) ** alpha, sequence))
+      scored.append((logp / ((5 + length) / 6) ** alpha, list(sequence)))
   return sorted(scored, reverse=True)
 
 

@@ -47,7 +47,7 @@ def test_ensemble_of_a_model_with_itself_is_the_model(trained_run, tmp_path):
   # A different second model: the ensemble differs from both members.
   other = str(tmp_path / "other")
   train(RunConfig("translate_synthetic", "transformer_tiny", other,
-                  data_dir=data, train_steps=30, seed=7, eval_bleu=False,
+                  data_dir=data, train_steps=3, seed=7, eval_bleu=False,
                   hparams_overrides="hidden_size=64,filter_size=128,"
                   "batch_size=1024,learning_rate_warmup_steps=40"),
         log=lambda _: None)

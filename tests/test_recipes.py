@@ -57,6 +57,37 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
       encoding="utf-8").splitlines()
   assert len(decoded) == 20
 
+  # Then fine-tuned on news (recipes/finetune_news.sh) from that run.
+  shared = tmp_path / "shared"
+  for folder, name, n in (("wmt_train_sample", "wmt15_ende_10k.tok", 60),
+                          ("wmt14", "newstest2013", 8),
+                          ("multi30k", "val", 8)):
+    (shared / folder).mkdir(parents=True)
+    for lang in ("en", "de"):
+      _head(os.path.join(shared_data, folder, f"{name}.{lang}"),
+            shared / folder / f"{name}.{lang}", n)
+  done = _recipe("finetune_news.sh", str(tmp_path / "run"),
+                 str(tmp_path / "data"), str(shared),
+                 str(tmp_path / "news_data"), str(tmp_path / "news_run"),
+                 STEPS="2", EVAL_EVERY="2", EVAL_LINES="4",
+                 HPARAMS=TOY + ",learning_rate_warmup_steps=1")
+  assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+  out = done.stdout
+  assert "--warm_start_from=" in out and "fine-tuning wall time:" in out
+  for expected in ("newstest2013, the Multi30k model:",
+                   "newstest2013, fine-tuned:",
+                   "Multi30k val, the Multi30k model:",
+                   "Multi30k val, fine-tuned:"):
+    assert out.count(expected + "\nBLEU (sacreBLEU") == 1, out[-3000:]
+  assert "warm start" in (out + done.stderr).lower(), done.stderr[-3000:]
+  train = (tmp_path / "news_data" / "raw" / "train.en").read_text(
+      encoding="utf-8")
+  assert "&apos;" not in train and "&quot;" not in train
+  for name in ("before/newstest2013.de", "newstest2013.de",
+               "before/multi30k_val.de", "multi30k_val.de"):
+    assert len((tmp_path / "news_run" / name).read_text(
+        encoding="utf-8").splitlines()) == 8
+
 
 def test_parsing_recipe_at_toy_scale(shared_data, tmp_path):
   wsj = os.path.join(shared_data, "ptb", "nltk_treebank_sample",
@@ -72,7 +103,7 @@ def test_parsing_recipe_at_toy_scale(shared_data, tmp_path):
   done = _recipe("parsing_wsj.sh", str(tmp_path / "ptb"),
                  str(tmp_path / "data"), str(tmp_path / "run"), STEPS="4",
                  EVAL_EVERY="2", SAVE_EVERY="2", AVERAGE="2", VOCAB="500",
-                 HPARAMS=TOY)
+                 HPARAMS=TOY, DECODE="beam_size=3,extra_length=40")
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
   out = done.stdout
   for expected in ("$ t2t-avg-all", "$ t2t-evalb", "validation F1: 6 dev",

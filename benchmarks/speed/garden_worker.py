@@ -10,7 +10,7 @@ without biases (``use_bias=False``; ours have biases, as tensor2tensor's). Loss:
 cross-entropy; Adam; a tf.function step. Decoding: its own beam search
 (``beam_size`` 1 for greedy).
 
-  python benchmarks/speed/garden_worker.py --task train|beam|greedy
+  python benchmarks/speed/garden_worker.py --task train|beam|greedy[,...]
       --model base|big|toy --precision float32|bfloat16|xla [--quick]
 """
 
@@ -92,7 +92,8 @@ def decode(args, s):
 def main():
   args, s = shapes.worker_args(__doc__, ("train", "beam", "greedy"),
                                ("float32", "bfloat16", "xla"))
-  (train if args.task == "train" else decode)(args, s)
+  shapes.for_each_task(
+      args, lambda a: (train if a.task == "train" else decode)(a, s))
 
 
 if __name__ == "__main__":

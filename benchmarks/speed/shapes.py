@@ -41,9 +41,14 @@ def overrides(model):
 
 def worker_args(description, tasks, precisions, systems=None):
   """A worker's flags: --task, --model, --precision, --steps, --quick (and
-  --system when one worker serves several). Returns (args, sizes)."""
+  --system when one worker serves several). --task takes one task or
+  several joined by commas (``beam,greedy``: one process, one model build
+  per task, a RESULT line each). Returns (args, sizes); ``args.tasks`` is
+  the list."""
   parser = argparse.ArgumentParser(description=description)
-  parser.add_argument("--task", required=True, choices=tasks)
+  parser.add_argument("--task", required=True,
+                      help="one of %s, or several joined by commas"
+                      % "|".join(tasks))
   parser.add_argument("--model", default="base", choices=tuple(MODELS))
   parser.add_argument("--precision", default="float32", choices=precisions)
   if systems:
@@ -51,7 +56,20 @@ def worker_args(description, tasks, precisions, systems=None):
   parser.add_argument("--steps", type=int, default=10)
   parser.add_argument("--quick", action="store_true")
   args = parser.parse_args()
+  args.tasks = args.task.split(",")
+  unknown = [t for t in args.tasks if t not in tasks]
+  if unknown:
+    parser.error(f"--task={args.task}: unknown task(s) {', '.join(unknown)}; "
+                 f"expected {', '.join(tasks)}")
   return args, sizes(args.quick)
+
+
+def for_each_task(args, run):
+  """Calls ``run(args)`` once per task of --task, ``args.task`` set to it;
+  each call ends with one ``emit``."""
+  for task in args.tasks:
+    args.task = task
+    run(args)
 
 
 def sizes(quick):
@@ -71,7 +89,8 @@ def timed_steps(run, steps, warmup=2):
 
 
 def emit(**result):
-  """The worker's one result line (JSON), with its peak resident memory."""
+  """A task's result line (JSON), with the process's peak resident memory
+  so far."""
   result["peak_rss_gb"] = (
       resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6)
   print("RESULT " + json.dumps(result), flush=True)

@@ -3,7 +3,7 @@ for its exported SavedModel (t2t-exporter's code, the ``decode_ids``
 signature TF Serving runs) and for CTranslate2 (the same random model
 exported with t2t-exporter's code).
 
-  python benchmarks/speed/t2t_keras_worker.py --task train|beam|greedy
+  python benchmarks/speed/t2t_keras_worker.py --task train|beam|greedy[,...]
       --model base|big|toy --precision float32|bfloat16|xla|int8
       [--system t2t_keras|savedmodel|ctranslate2] [--quick]
 """
@@ -127,6 +127,10 @@ def main():
                                ("float32", "bfloat16", "xla", "int8"),
                                systems=("t2t_keras", "savedmodel",
                                         "ctranslate2"))
+  shapes.for_each_task(args, lambda a: run_task(a, s))
+
+
+def run_task(args, s):
   if args.task == "train":
     return train(args, s)
   rng = np.random.RandomState(1)
@@ -135,7 +139,8 @@ def main():
   decode = {"t2t_keras": decode_ours, "savedmodel": decode_savedmodel,
             "ctranslate2": decode_ct2}[args.system]
   seconds = decode(args, s, inputs)
-  shapes.emit(seconds_per_batch=seconds, sentences_per_s=len(inputs) / seconds)
+  return shapes.emit(seconds_per_batch=seconds,
+                     sentences_per_s=len(inputs) / seconds)
 
 
 if __name__ == "__main__":
