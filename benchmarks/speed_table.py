@@ -5,8 +5,8 @@ the same run, model FLOP utilization and peak resident memory.
 
 Each configuration's training runs in its own process (its peak memory is
 its own), and its beam and greedy decoding in one more (a model built for
-each), one after the other: run it on an otherwise idle machine. The peers run in
-their own environments, made by ``bash benchmarks/make_peer_envs.sh``; a
+each), one after the other: run it on an otherwise idle machine. The peers
+run in their own environments, made by ``bash benchmarks/make_peer_envs.sh``; a
 missing one is reported, not fatal. CTranslate2 is the package's [ct2]
 extra and decodes our random model, exported with t2t-exporter's code.
 

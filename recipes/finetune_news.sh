@@ -12,9 +12,9 @@
 # checkpoint is the start), SOURCE_DATA its data directory (its vocabulary
 # is reused: a warm start needs the same one); SHARED_DATA holds
 # wmt_train_sample/, wmt14/newstest2013.* and multi30k/val.*. The best
-# checkpoint by dev BLEU (newstest2013's first EVAL_LINES lines) is decoded. The news sample is
-# Moses-tokenized with escaped characters (&apos; ...): they are unescaped,
-# the spaces left (SentencePiece reads them as any text). STEPS,
+# checkpoint by dev BLEU (newstest2013's first EVAL_LINES lines) is
+# decoded. The news sample is Moses-tokenized with escaped characters
+# (&apos; ...): they are unescaped, the spaces left. STEPS,
 # EVAL_EVERY, EVAL_LINES (dev lines decoded at each evaluation), SEED and
 # HPARAMS (extra overrides) scale it down, as the test does.
 set -euo pipefail
@@ -49,7 +49,11 @@ for lang in en de; do
     > "$DATA/raw/train.$lang"
   cp "$SHARED/wmt14/newstest2013.$lang" "$DATA/raw/dev.$lang"
 done
-VOCAB=$(ls "$SOURCE_DATA"/vocab.$PROBLEM.*.model | head -1)
+VOCAB=$(ls "$SOURCE_DATA"/vocab.$PROBLEM.*.model 2>/dev/null | head -1 || true)
+if [ -z "$VOCAB" ]; then
+  echo "error: $SOURCE_DATA holds no vocab.$PROBLEM.*.model: pass the source run's data directory" >&2
+  exit 2
+fi
 VOCAB_SIZE=${VOCAB##*.$PROBLEM.}
 cp "$VOCAB" "$DATA/"
 step t2t-datagen --problem=$PROBLEM --data_dir="$DATA" \

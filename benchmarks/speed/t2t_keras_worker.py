@@ -132,15 +132,15 @@ def main():
 
 def run_task(args, s):
   if args.task == "train":
-    return train(args, s)
+    train(args, s)
+    return
   rng = np.random.RandomState(1)
   inputs = shapes.random_ids(rng, s["sentences"], s["decode_source_length"],
                              s["vocab"], eos_last=True)
   decode = {"t2t_keras": decode_ours, "savedmodel": decode_savedmodel,
             "ctranslate2": decode_ct2}[args.system]
   seconds = decode(args, s, inputs)
-  return shapes.emit(seconds_per_batch=seconds,
-                     sentences_per_s=len(inputs) / seconds)
+  shapes.emit(seconds_per_batch=seconds, sentences_per_s=len(inputs) / seconds)
 
 
 if __name__ == "__main__":
