@@ -34,6 +34,7 @@ def encode_example(inputs, targets):
       feature=feature)).SerializeToString()
 
 
+@tf.autograph.experimental.do_not_convert
 def parse_example(record):
   parsed = tf.io.parse_single_example(record, _PARSE_SPEC)
   return {k: tf.sparse.to_dense(parsed[k]) for k in FEATURES}
@@ -77,6 +78,7 @@ def read_records(files, shuffle_files=False, seed=None, input_context=None):
                      deterministic=True)
 
 
+@tf.autograph.experimental.do_not_convert
 def example_length(example):
   return tf.maximum(tf.size(example["inputs"]), tf.size(example["targets"]))
 

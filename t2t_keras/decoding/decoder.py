@@ -44,10 +44,10 @@ class Decoder(Backend):
     search = search_function(model, hparams)
     ids = tf.TensorSpec([None, None], tf.int32)
     self._search = tf.function(lambda inputs: search(inputs, constraint),
-                               input_signature=[ids])
+                               input_signature=[ids], autograph=False)
     self._search_prefixed = tf.function(
         lambda inputs, prefixes: search(inputs, PrefixConstraint(prefixes)),
-        input_signature=[ids, ids])
+        input_signature=[ids, ids], autograph=False)
 
   def prepare(self, line):
     """(source ids of ``line`` with EOS, cut to ``max_input_length``;

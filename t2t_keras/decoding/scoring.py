@@ -52,7 +52,8 @@ class Scorer:
     self.target_vocab = target_vocab or vocab
     self.max_input_length, self.batch_size = max_input_length, batch_size
     self.truncated = 0
-    self._score = tf.function(self._batch, input_signature=[_IDS, _IDS])
+    self._score = tf.function(self._batch, input_signature=[_IDS, _IDS],
+                              autograph=False)
 
   def _batch(self, inputs, targets):
     """-> (log-prob sums [batch], token counts [batch])."""

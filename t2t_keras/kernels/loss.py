@@ -17,7 +17,7 @@ traced once as before.
 import tensorflow as tf
 
 
-@tf.function(jit_compile=True)
+@tf.function(jit_compile=True, autograph=False)
 def _forward(logits, targets, label_smoothing):
   """logits [N, V] (any float dtype), targets [N] int32 -> (loss [N],
   log-normalizer [N]), float32."""
@@ -31,7 +31,7 @@ def _forward(logits, targets, label_smoothing):
   return value, log_normalizer
 
 
-@tf.function(jit_compile=True)
+@tf.function(jit_compile=True, autograph=False)
 def _backward(logits, targets, log_normalizer, upstream, label_smoothing):
   """d loss / d logits [N, V] in the logits' dtype, for ``upstream`` [N]:
   upstream * (softmax - (1 - eps) onehot(targets) - eps / V)."""

@@ -52,7 +52,7 @@ class ExponentialMovingAverage(TrainingHook):
         **{f"w{i}": v for i, v in enumerate(self.shadow)})
     decay = self.decay
 
-    @tf.function
+    @tf.function(autograph=False)
     def update(step):
       d = tf.minimum(decay, (1.0 + step) / (10.0 + step))
       for shadow, weight in zip(self.shadow, self.weights):

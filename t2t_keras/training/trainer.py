@@ -107,7 +107,8 @@ class Trainer:
     if name not in self._functions:
       signature = [self._input_spec or _FEATURE_SPEC] if takes_batch else []
       self._functions[name] = tf.function(fn, input_signature=signature,
-                                          jit_compile=self.jit_compile)
+                                          jit_compile=self.jit_compile,
+                                          autograph=False)
     return self._functions[name]
 
   @property
