@@ -98,8 +98,33 @@ def test_quiet_start(name, args):
   quiet = run()
   assert quiet.returncode == 0, quiet.stderr
   assert not start_up.search(quiet.stdout + quiet.stderr), quiet.stderr
-  loud = run("--tf_logs")
-  assert loud.returncode == 0 and start_up.search(loud.stderr)
+  if name == "t2t_trainer":   # one module quiets every command
+    loud = run("--tf_logs")
+    assert loud.returncode == 0 and start_up.search(loud.stderr)
+
+
+@pytest.mark.parametrize("name,flag_names", [
+    ("t2t_bleu", ("translation", "reference")),
+    ("t2t_evalb", ("gold_file", "test_file")),
+])
+def test_scoring_commands_do_not_import_tensorflow(name, flag_names, tmp_path):
+  """t2t-bleu and t2t-evalb score a file in a fraction of a second."""
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  text = tmp_path / "lines"
+  text.write_text("(S (NP (DT the) (NN dog)) (VP (VBZ barks)))\n",
+                  encoding="utf-8")
+  argv = [name] + [f"--{f}={text}" for f in flag_names]
+  code = (f"import sys; sys.argv = {argv!r}\n"
+          f"import t2t_keras.bin.{name} as command\n"
+          "try:\n  command.run()\nexcept SystemExit as e:\n"
+          "  assert not e.code, e.code\n"
+          "print('tensorflow' in sys.modules, 'keras' in sys.modules)")
+  done = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                        text=True, timeout=120, check=False)
+  assert done.returncode == 0, done.stderr[-2000:]
+  assert "100.00" in done.stdout, done.stdout
+  assert done.stdout.strip().splitlines()[-1] == "False False", done.stdout
 
 
 def test_flags_a_command_does_not_use_are_refused_or_checked(trained_run,

@@ -3,6 +3,7 @@
 from absl import app
 from absl import flags
 
+from t2t_keras.bin import quiet_tensorflow  # pylint: disable=unused-import,g-bad-import-order
 from t2t_keras.bin import common
 from t2t_keras.bin import decode_flags  # pylint: disable=unused-import
 

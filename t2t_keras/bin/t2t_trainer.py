@@ -2,6 +2,7 @@
 
 from absl import flags
 
+from t2t_keras.bin import quiet_tensorflow  # pylint: disable=unused-import,g-bad-import-order
 from t2t_keras.bin import common
 from t2t_keras.bin import datagen_flags
 from t2t_keras.training.config import CheckpointPolicy, RunConfig
