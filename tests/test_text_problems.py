@@ -55,6 +55,13 @@ def test_translate_ende_from_local_files(ende, shared_data):
   assert dev == list(zip(en[:50], de[:50]))
   first = next(iter(problem.examples("dev", data_dir)))
   assert first["inputs"].numpy()[-1] == 1 and first["targets"].numpy()[-1] == 1
+  # The trainer's count of over-long examples comes from the lengths datagen
+  # recorded, and equals a pass over the shards.
+  for split, limit in (("train", 40), ("dev", 60), ("test", 256)):
+    recorded = problem.count_longer(split, data_dir, limit)
+    assert recorded == pipeline.count_longer(
+        problem.examples(split, data_dir), limit)
+    assert recorded[0] == counts[split] and (recorded[1] > 0) == (limit < 256)
 
 
 def test_rerun_skips_and_rev_swaps(ende):

@@ -11,6 +11,7 @@ default, written here with what calls it:
 | ``OPTIONS``, ``configure`` | t2t-datagen flags | no options |
 | ``generate_data`` | t2t-datagen | nothing to generate |
 | ``batches`` | t2t-trainer | token-budget length buckets of ``examples`` |
+| ``count_longer`` | t2t-trainer (examples over ``max_length``) | a pass over ``examples`` |
 | ``input_vocab``, ``target_vocab`` | t2t-decoder, t2t-exporter | ``vocab`` |
 | ``vocab`` | the two above | none: the problem cannot be decoded from text |
 | ``decode_defaults`` | t2t-decoder, t2t-exporter | the paper's settings |
@@ -80,6 +81,12 @@ class Problem:
     """An unbatched tf.data.Dataset of example dicts for ``split``;
     ``input_context`` (tf.distribute.InputContext) shards it per worker."""
     raise NotImplementedError
+
+  def count_longer(self, split, data_dir, max_length):
+    """(examples, how many are longer than ``max_length`` tokens) of a
+    finite ``split``, or None for an endless one. Default: one pass over
+    ``examples``."""
+    return pipeline.count_longer(self.examples(split, data_dir), max_length)
 
   def batches(self, split, data_dir, hparams, seed=None, input_context=None):
     """Batches of about ``hparams.batch_size`` tokens, grouped by length.

@@ -12,6 +12,7 @@ shard cut inside a record's header reads as a clean end of file and would
 lose its remaining examples silently.
 """
 
+import collections
 import glob
 import json
 import os
@@ -148,12 +149,13 @@ class Text2TextProblem(Problem):
     final = self.shard_paths(data_dir, name or split)
     partial = [p + ".partial" for p in final]
     writers = [tf.io.TFRecordWriter(p) for p in partial]
-    start, count = time.time(), 0
+    start, count, lengths = time.time(), 0, collections.Counter()
     try:
       for source_text, target_text in source.pairs(split, skipped):
         inputs, targets = self.encode_pair(vocab, source_text, target_text)
         writers[count % len(writers)].write(
             pipeline.encode_example(inputs, targets))
+        lengths[max(len(inputs), len(targets))] += 1
         count += 1
         if count % log_every == 0:
           log(f"  {split}: {count:,} pairs encoded "
@@ -168,7 +170,7 @@ class Text2TextProblem(Problem):
                         f"usable sentence pairs ({skipped.summary()})")
     for p, f in zip(partial, final):
       os.replace(p, f)
-    self._record_sizes(data_dir, final)
+    self._record(data_dir, final, name or split, lengths)
     log(f"{split}: {count:,} pairs in {len(final)} shard(s); "
         f"{skipped.summary()}")
     return skipped
@@ -250,14 +252,35 @@ class Text2TextProblem(Problem):
   def _manifest(self, data_dir):
     return os.path.join(data_dir, f"{self.data_name}.shards.json")
 
-  def _record_sizes(self, data_dir, paths):
+  def _record(self, data_dir, paths, name, lengths):
+    """Records the byte size of each of ``paths`` (the shards of split
+    ``name``) and the split's example lengths (a Counter of the longer of
+    inputs and targets, in tokens) in the manifest."""
     path = self._manifest(data_dir)
-    sizes = (json_files.load(path, ("sizes",))["sizes"]
-             if os.path.exists(path) else {})
-    sizes.update({os.path.basename(p): os.path.getsize(p) for p in paths})
+    manifest = (json_files.load(path, ("sizes",))
+                if os.path.exists(path) else {"sizes": {}})
+    manifest["sizes"].update(
+        {os.path.basename(p): os.path.getsize(p) for p in paths})
+    manifest.setdefault("lengths", {})[name] = {
+        str(k): v for k, v in sorted(lengths.items())}
     with open(path + ".partial", "w", encoding="utf-8") as f:
-      json.dump({"sizes": sizes}, f, indent=1, sort_keys=True)
+      json.dump(manifest, f, indent=1, sort_keys=True)
     os.replace(path + ".partial", path)
+
+  def count_longer(self, split, data_dir, max_length):
+    """As ``Problem.count_longer``, from the lengths datagen recorded
+    (no pass over the data); a mixed training split is endless: None."""
+    if split == "train" and mixture.read_mix(
+        mixture.mix_path(data_dir, self.data_name)):
+      return None
+    path = self._manifest(data_dir)
+    recorded = (json_files.load(path, ("sizes",)).get("lengths", {})
+                if os.path.exists(path) else {})
+    if split not in recorded:   # data written before lengths were recorded
+      return super().count_longer(split, data_dir, max_length)
+    counts = {int(k): v for k, v in recorded[split].items()}
+    return (sum(counts.values()),
+            sum(v for k, v in counts.items() if k > max_length))
 
   def check_shards(self, data_dir, files):
     """A one-line error for a shard whose size is not the one datagen

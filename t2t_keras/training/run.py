@@ -57,8 +57,7 @@ def report_long_examples(problem, data_dir, max_length, log):
   """Logs how many train examples ``max_length`` drops (dev keeps them)."""
   for split, fate in (("train", "dropped from training"),
                       ("dev", "kept (evaluation keeps every example)")):
-    counts = pipeline.count_longer(problem.examples(split, data_dir),
-                                   max_length)
+    counts = problem.count_longer(split, data_dir, max_length)
     if counts:
       total, longer = counts
       log(f"{split}: {longer:,} of {total:,} examples longer than "
