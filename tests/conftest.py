@@ -35,20 +35,47 @@ def shared_data():
 @pytest.fixture(scope="session")
 def trained_run(tmp_path_factory):
   """(data_dir, output_dir) of a tiny model trained briefly (13 s) on the
-  embedded translate_synthetic problem: its outputs differ between inputs."""
+  embedded translate_synthetic problem: its outputs differ between inputs.
+  Built once for the whole session, shared by pytest-xdist's workers (the
+  first to ask builds it under a lock); tests only read it (those that
+  damage a run copy it first)."""
   from t2t_keras.data.datagen import generate  # pylint: disable=g-import-not-at-top
   from t2t_keras.training.run import RunConfig, train  # pylint: disable=g-import-not-at-top
-  root = tmp_path_factory.mktemp("trained")
-  data, out = str(root / "data"), str(root / "train")
-  generate("translate_synthetic", data, log=lambda _: None)
-  # Long enough that outputs differ between inputs (order tests need it).
-  train(RunConfig("translate_synthetic", "transformer_tiny", out,
-                  data_dir=data, train_steps=120,
-                  hparams_overrides="hidden_size=64,filter_size=128,"
-                  "batch_size=1024,learning_rate_warmup_steps=40",
-                  eval_bleu=False),   # tests/test_validation.py tests it
-        log=lambda _: None)
-  return data, out
+
+  def build(root):
+    data, out = str(root / "data"), str(root / "train")
+    generate("translate_synthetic", data, log=lambda _: None)
+    # Long enough that outputs differ between inputs (order tests need it).
+    train(RunConfig("translate_synthetic", "transformer_tiny", out,
+                    data_dir=data, train_steps=120,
+                    hparams_overrides="hidden_size=64,filter_size=128,"
+                    "batch_size=1024,learning_rate_warmup_steps=40",
+                    eval_bleu=False),   # tests/test_validation.py tests it
+          log=lambda _: None)
+    return data, out
+  return _once_per_session(tmp_path_factory, "trained", build)
+
+
+def _once_per_session(tmp_path_factory, name, build):
+  """``build(folder)``'s result, built by one pytest process of the
+  session: under pytest-xdist, every worker's base temp folder is beside
+  the others', and the first worker to take the lock builds in a folder
+  there; the rest wait and reuse it. The result must be JSON-able."""
+  import fcntl  # pylint: disable=g-import-not-at-top
+  import json  # pylint: disable=g-import-not-at-top
+  import shutil  # pylint: disable=g-import-not-at-top
+  shared = tmp_path_factory.getbasetemp()
+  if os.environ.get("PYTEST_XDIST_WORKER"):
+    shared = shared.parent
+  done = shared / f"{name}.json"
+  with open(shared / f"{name}.lock", "w", encoding="utf-8") as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    if not done.exists():
+      folder = shared / name
+      shutil.rmtree(folder, ignore_errors=True)   # a build that failed
+      folder.mkdir()
+      done.write_text(json.dumps(build(folder)), encoding="utf-8")
+  return tuple(json.loads(done.read_text(encoding="utf-8")))
 
 
 # The modules that take longest (each over half a minute on 2 cores) go

@@ -1,15 +1,14 @@
 """Nothing is lost: one output line per input line for any bytes (files,
 pipes, SavedModel), lines end at "\\n" only, n-best lists hold only real
-hypotheses, EVALB's rule for mistagged punctuation, tokenized BLEU by hand,
-a killed training run resumes to the unbroken run's weights."""
+hypotheses, EVALB's rule for mistagged punctuation, tokenized BLEU by hand.
+(A killed training run resuming to the unbroken run's weights is
+tests/test_resume.py.)"""
 
 import io
 import os
 import random
-import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -200,58 +199,3 @@ def test_tokenized_bleu_by_hand():
                               ["Das Haus-Boot ist sehr groß."])
   assert score == pytest.approx(expected, abs=1e-6)
   assert round(expected, 2) == 61.3
-
-
-def test_killed_run_resumes_to_the_unbroken_run(trained_run, tmp_path):
-  """SIGKILL a t2t-trainer once checkpoint N is written, run the same command
-  again to 2N: the weights equal those of an unbroken 2N-step run. Dropout
-  is on (0.1), so this needs the dropout random state and the data stream to
-  continue where they were."""
-  data, _ = trained_run
-  half = 20
-
-  def command(out):
-    return [sys.executable, "-m", "t2t_keras.bin.t2t_trainer",
-            "--problem=translate_synthetic", "--hparams_set=transformer_tiny",
-            "--hparams=hidden_size=32,filter_size=64,batch_size=512,"
-            "learning_rate_warmup_steps=4", f"--data_dir={data}",
-            f"--output_dir={out}", f"--train_steps={2 * half}",
-            f"--save_checkpoints_steps={half}", "--save_checkpoints_secs=0",
-            "--eval_bleu=false"]   # the weights are compared, not BLEU
-
-  def weights(out):
-    reader = tf.train.load_checkpoint(tf.train.latest_checkpoint(str(out)))
-    return {k: reader.get_tensor(k)
-            for k in reader.get_variable_to_shape_map()
-            if k.startswith(("model/", "rng/"))}
-
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-  resumed_dir = tmp_path / "resumed"
-  process = subprocess.Popen(command(resumed_dir), cwd=REPO, env=env,
-                             stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-  deadline = time.time() + 300
-  while process.poll() is None and time.time() < deadline:
-    latest = tf.train.latest_checkpoint(str(resumed_dir))
-    if latest and latest.endswith(f"ckpt-{half}"):
-      break
-    time.sleep(0.02)
-  assert process.poll() is None, "finished before it could be killed"
-  process.send_signal(signal.SIGKILL)
-  process.wait()
-  assert tf.train.latest_checkpoint(str(resumed_dir)).endswith(f"ckpt-{half}")
-  halfway = weights(resumed_dir)
-  logs = []
-  for out in (resumed_dir, tmp_path / "unbroken"):
-    done = subprocess.run(command(out), cwd=REPO, env=env, text=True,
-                          capture_output=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    logs.append(done.stdout + done.stderr)
-  assert f"ckpt-{half} at step {half}" in logs[0]
-  unbroken, resumed = weights(tmp_path / "unbroken"), weights(resumed_dir)
-  assert set(unbroken) == set(resumed) and any(k.startswith("rng/")
-                                               for k in unbroken)
-  assert any(not np.array_equal(halfway[k], resumed[k]) for k in resumed)
-  for key, value in unbroken.items():
-    np.testing.assert_allclose(resumed[key], value, rtol=1e-6, atol=1e-7,
-                               err_msg=key)

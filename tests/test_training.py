@@ -65,7 +65,7 @@ def test_tiny_model_learns_copy_task():
       hparams=hp, vocab_size=problem.vocab_size), hp)
   dev = problem.batches("dev", None, hp)
   before = trainer.evaluate(dev)
-  trainer.fit(problem.batches("train", None, hp), 400, log_every=100)
+  trainer.fit(problem.batches("train", None, hp), 250, log_every=125)
   after = trainer.evaluate(dev)
   print(f"dev loss {before['loss']:.3f} -> {after['loss']:.3f}, accuracy "
         f"{after['accuracy']:.3f}")
