@@ -3,7 +3,7 @@
 # data, training (with validation BLEU; the best checkpoint is kept), decoding
 # the test split with the best checkpoint, its BLEU, an export for TF
 # Serving, and a translation of one sentence through the exported
-# SavedModel. About 5 minutes on 2 CPU cores.
+# SavedModel. About 3 minutes on 2 CPU cores.
 #
 #   bash recipes/quickstart.sh [DATA_DIR] [RUN_DIR]
 #
