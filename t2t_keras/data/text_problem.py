@@ -252,13 +252,21 @@ class Text2TextProblem(Problem):
   def _manifest(self, data_dir):
     return os.path.join(data_dir, f"{self.data_name}.shards.json")
 
+  def _read_manifest(self, data_dir):
+    """The manifest datagen wrote ({"sizes": {shard: bytes}, "lengths":
+    {split: {length: count}}}), {"sizes": {}} when there is none; a damaged
+    one is a one-line error that names it."""
+    path = self._manifest(data_dir)
+    if not os.path.exists(path):
+      return {"sizes": {}}
+    return json_files.load(path, ("sizes",), "run t2t-datagen again")
+
   def _record(self, data_dir, paths, name, lengths):
     """Records the byte size of each of ``paths`` (the shards of split
     ``name``) and the split's example lengths (a Counter of the longer of
     inputs and targets, in tokens) in the manifest."""
     path = self._manifest(data_dir)
-    manifest = (json_files.load(path, ("sizes",))
-                if os.path.exists(path) else {"sizes": {}})
+    manifest = self._read_manifest(data_dir)
     manifest["sizes"].update(
         {os.path.basename(p): os.path.getsize(p) for p in paths})
     manifest.setdefault("lengths", {})[name] = {
@@ -273,9 +281,7 @@ class Text2TextProblem(Problem):
     if split == "train" and mixture.read_mix(
         mixture.mix_path(data_dir, self.data_name)):
       return None
-    path = self._manifest(data_dir)
-    recorded = (json_files.load(path, ("sizes",)).get("lengths", {})
-                if os.path.exists(path) else {})
+    recorded = self._read_manifest(data_dir).get("lengths", {})
     if split not in recorded:   # data written before lengths were recorded
       return super().count_longer(split, data_dir, max_length)
     counts = {int(k): v for k, v in recorded[split].items()}
@@ -285,11 +291,7 @@ class Text2TextProblem(Problem):
   def check_shards(self, data_dir, files):
     """A one-line error for a shard whose size is not the one datagen
     recorded (data written before the record is not checked)."""
-    path = self._manifest(data_dir)
-    if not os.path.exists(path):
-      return
-    sizes = json_files.load(path, ("sizes",), "run t2t-datagen again")[
-        "sizes"]
+    sizes = self._read_manifest(data_dir)["sizes"]
     for name in files:
       expected = sizes.get(os.path.basename(name))
       if expected is not None and os.path.getsize(name) != expected:
