@@ -1,31 +1,33 @@
 #!/bin/bash
 # Section 6.3 in miniature: English constituency parsing on the Penn
-# Treebank sample (files wsj_0001-0159 train, wsj_0160-0179 dev) with
-# transformer_parsing_small on 2 CPU cores. Trees are linearized with the
-# words as leaves (parsing_wsj; PROBLEM=parsing_wsj_xx for XX placeholders)
-# and every search is constrained to well-formed trees over exactly the
-# input words. The trainer decodes dev at each evaluation (constrained
-# greedy search) and keeps the checkpoint of the best EVALB F1; then the
-# last checkpoints are averaged, dev is decoded with the paper's beam 21 and
-# alpha 0.3, and scored with EVALB.
+# Treebank sample (files wsj_0001-0159 train, wsj_0160-0179 dev), with the
+# 30,830 CRAFT trees (normalized to WSJ's labels) mixed 1:1 into training,
+# with transformer_parsing_small on 2 CPU cores (mixed bfloat16 where the
+# CPU has bfloat16 units). Trees are linearized with the words as leaves
+# (parsing_wsj; PROBLEM=parsing_wsj_xx for XX placeholders) and every
+# search is constrained to well-formed trees over exactly the input words.
+# The trainer decodes dev at each evaluation (constrained greedy search)
+# and keeps the checkpoint of the best EVALB F1; then the last checkpoints
+# are averaged, dev is decoded with the paper's beam 21 and alpha 0.3, and
+# scored with EVALB.
 #
 #   bash recipes/parsing_wsj.sh [PTB_DIR] [DATA_DIR] [RUN_DIR]
 #
-# PTB_DIR holds nltk_treebank_sample/wsj_0001-0179.{ids,trees} and, for
-# CRAFT=W, craft_treebank/craft.trees (default ../shared/data/ptb). CRAFT=W
-# mixes the 30,830 CRAFT trees (normalized to WSJ's labels) into training
-# at weight W against WSJ's 1 (its own data and run directories by
-# default). STEPS, EVAL_EVERY, SAVE_EVERY, AVERAGE, VOCAB, SEED, HPARAMS
-# (extra overrides) and DECODE (decode hparams for validation and the dev
-# decoding, e.g. beam_size=2,extra_length=20) scale it down, as the test does.
+# PTB_DIR holds nltk_treebank_sample/wsj_0001-0179.{ids,trees} and
+# craft_treebank/craft.trees (default ../shared/data/ptb). CRAFT=W mixes
+# CRAFT's trees at weight W against WSJ's 1 (default 1; CRAFT=0: WSJ only,
+# with its own data and run directories). STEPS, EVAL_EVERY, SAVE_EVERY,
+# AVERAGE, VOCAB, SEED, HPARAMS (extra overrides) and DECODE (decode hparams
+# for validation and the dev decoding, e.g. beam_size=2,extra_length=20)
+# scale it down, as the test does.
 set -euo pipefail
 SRC=${1:-../shared/data/ptb}
-CRAFT=${CRAFT:-0}
+CRAFT=${CRAFT:-1}
 PROBLEM=${PROBLEM:-parsing_wsj}
 NAME=$PROBLEM$([ "$CRAFT" != 0 ] && echo "_craft$CRAFT" || true)
 DATA=${2:-/tmp/t2t_data/$NAME}
 RUN=${3:-/tmp/t2t_train/$NAME}
-STEPS=${STEPS:-4000}
+STEPS=${STEPS:-5500}
 EVAL_EVERY=${EVAL_EVERY:-500}
 SAVE_EVERY=${SAVE_EVERY:-200}
 AVERAGE=${AVERAGE:-5}

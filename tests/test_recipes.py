@@ -89,6 +89,38 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
         encoding="utf-8").splitlines()) == 8
 
 
+def test_time_to_bleu_at_toy_scale(shared_data, tmp_path):
+  """benchmarks/time_to_bleu.py end to end on 300 pairs and 4 steps: our
+  side always; eole's where its environment exists, else the line that
+  says how to make it."""
+  src = _multi30k_sample(shared_data, tmp_path, 300, 12)
+  done = _run([sys.executable, os.path.join(REPO, "benchmarks",
+                                            "time_to_bleu.py"),
+               f"--multi30k_dir={src}", f"--data_dir={tmp_path / 'data'}",
+               f"--work_dir={tmp_path / 'work'}", "--vocab_size=500",
+               f"--hparams={TOY}", "--steps=4", "--save_every=2",
+               "--average=2", "--marks=0.01,60", "--thresholds=0,35",
+               "--quick"])
+  assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+  out = done.stdout
+  rows = [line for line in out.splitlines() if line.startswith("| ")]
+  assert rows[0].startswith("| toolkit | training | target tokens/s | "
+                            "val BLEU at 0.01 min | val BLEU at 60 min | "
+                            "time to val 0 | time to val 35 |"), out
+  ours = [r for r in rows if r.startswith("| t2t_keras |")]
+  assert len(ours) == 1, out
+  cells = [c.strip() for c in ours[0].strip("|").split("|")]
+  # Checkpoints at steps 2 and 4, both saved within 60 minutes; BLEU 0 is
+  # reached by the first; 35 is not, after 4 steps.
+  assert cells[3] == "-" and float(cells[4]) >= 0, ours
+  assert cells[5].endswith(" min") and cells[6] == "not reached", ours
+  assert "matmul peak (TensorFlow): float32" in out
+  assert ("| eole 0.6.4 |" in out) or ("eole: not installed" in out), out
+  for step in (2, 4):
+    assert len((tmp_path / "work" / f"ours_val_{step}.txt").read_text(
+        encoding="utf-8").splitlines()) == 12
+
+
 def test_parsing_recipe_at_toy_scale(shared_data, tmp_path):
   wsj = os.path.join(shared_data, "ptb", "nltk_treebank_sample",
                      "wsj_0001-0179")
@@ -100,6 +132,11 @@ def test_parsing_recipe_at_toy_scale(shared_data, tmp_path):
     # Trees of wsj_0001-0003 to train, the last file's (wsj_0179) as dev.
     (src / f"wsj_0001-0179.{suffix}").write_text(
         "".join(lines[:40] + lines[-6:]), encoding="utf-8")
+  # And 20 CRAFT trees, mixed in 1:1 as the recipe does by default.
+  craft = tmp_path / "ptb" / "craft_treebank"
+  craft.mkdir()
+  _head(os.path.join(shared_data, "ptb", "craft_treebank", "craft.trees"),
+        craft / "craft.trees", 20)
   done = _recipe("parsing_wsj.sh", str(tmp_path / "ptb"),
                  str(tmp_path / "data"), str(tmp_path / "run"), STEPS="4",
                  EVAL_EVERY="2", SAVE_EVERY="2", AVERAGE="2", VOCAB="500",
@@ -107,7 +144,8 @@ def test_parsing_recipe_at_toy_scale(shared_data, tmp_path):
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
   out = done.stdout
   for expected in ("$ t2t-avg-all", "$ t2t-evalb", "validation F1: 6 dev",
-                   "step 4: dev loss", "repaired", "training wall time:"):
+                   "step 4: dev loss", "repaired", "training wall time:",
+                   "--raw_prefixes=train=train:1,craft:1,dev=dev"):
     assert expected in out, out[-3000:]
   assert "repaired 0 of 6" in done.stderr, done.stderr[-3000:]
   for split, n in (("train", 40), ("dev", 6)):
