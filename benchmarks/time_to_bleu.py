@@ -1,0 +1,350 @@
+"""Time to BLEU beside a peer: the Multi30k recipe's model trained by
+t2t-trainer and the same model trained by eole (OpenNMT-py's successor, in
+its own environment: ``bash benchmarks/make_peer_envs.sh "" eole``), one
+after the other on the same machine, same data and SentencePiece model,
+shape, batch tokens, schedule, dropout, label smoothing and step budget.
+
+Each side saves a checkpoint every ``--save_every`` updates and is timed
+from the launch of its training command; afterwards every checkpoint
+decodes val (beam 4, alpha 0.6, both sides) and is scored with sacreBLEU.
+The table gives val BLEU at fixed wall-clock marks (the last checkpoint
+saved by then), the time each side first reached val BLEU 30 and 35, its
+target tokens/s as it reports them, and test2016 BLEU of the average of
+its last ``--average`` checkpoints, beside the matmul peak measured in the
+same run. Run it on an otherwise idle machine.
+
+Where eole cannot match a setting (printed under the table): its decoder
+is pre-norm only (ours and the paper's are post-norm), so eole runs
+pre-norm on both sides, with a final LayerNorm; its dropout also applies
+inside the feed-forward layer (ours: relu_dropout 0); its LayerNorm epsilon
+is 1e-5 (ours 1e-6).
+
+Usage: python benchmarks/time_to_bleu.py [--multi30k_dir ../shared/data/multi30k]
+         [--work_dir /tmp/time_to_bleu] [--steps 4000] [--save_every 400]
+         [--peers ours,eole] [--marks 10,20,30,40,50,60]
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, REPO)
+
+from speed_table import matmul_peaks  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras.metrics import bleu  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+EOLE_ENV = os.path.join(os.environ.get("T2T_KERAS_CACHE") or os.path.expanduser(
+    "~/.cache/t2t_keras"), "bench-eole")
+EOLE_TOOLS = os.path.join(HERE, "peers", "eole_tools.py")
+OURS_TOKENS = re.compile(r"^step \d+/\d+ .* ([\d,]+) tokens/s", re.M)
+EOLE_TOKENS = re.compile(r"(\d+)/\s*(\d+) tok/s")
+BEAM, ALPHA = 4, 0.6
+SPLITS = {"train": "train", "dev": "val", "test": "test_2016_flickr"}
+
+
+def shape(args):
+  """The recipe's model and schedule as plain numbers, from the hparams set
+  (so the peer trains what t2t-trainer trains)."""
+  from t2t_keras import registry  # pylint: disable=g-import-not-at-top
+  hparams = registry.hparams(args.hparams_set)
+  if args.hparams:
+    hparams.parse(args.hparams)
+  return hparams
+
+
+def run(command, log, env=None):
+  """Runs ``command`` with its output in ``log``; (seconds, output)."""
+  start = time.time()
+  with open(log, "w", encoding="utf-8") as f:
+    done = subprocess.run(command, stdout=f, stderr=subprocess.STDOUT,
+                          cwd=REPO, env=env, check=False)
+  seconds = time.time() - start
+  with open(log, encoding="utf-8") as f:
+    output = f.read()
+  if done.returncode:
+    raise SystemExit(f"{' '.join(command)} failed (exit {done.returncode}); "
+                     f"the end of {log}:\n{output[-2000:]}")
+  return start, seconds, output
+
+
+def t2t(command, *flags):
+  return [sys.executable, "-m", f"t2t_keras.bin.{command}", *flags]
+
+
+def read_lines(path):
+  with open(path, encoding="utf-8") as f:
+    return [line.rstrip("\n") for line in f]
+
+
+def val_bleu(hypotheses_file, args):
+  references = read_lines(os.path.join(args.multi30k_dir, "val.de"))
+  return bleu.sacre_bleu(read_lines(hypotheses_file), references)[0]
+
+
+def test_bleu(hypotheses_file, args):
+  """(sacreBLEU, lowercase tokenized BLEU) on test2016."""
+  hypotheses = read_lines(hypotheses_file)
+  references = read_lines(os.path.join(args.multi30k_dir,
+                                       "test_2016_flickr.de"))
+  return (bleu.sacre_bleu(hypotheses, references)[0],
+          bleu.tokenized_bleu(hypotheses, references, lowercase=True))
+
+
+class Ours:
+  name, key = "t2t_keras", "ours"
+
+  def __init__(self, args, hparams):
+    self.args, self.hparams = args, hparams
+    self.dir = os.path.join(args.work_dir, "ours")
+
+  def train(self):
+    a = self.args
+    if os.path.isdir(self.dir):
+      shutil.rmtree(self.dir)
+    start, seconds, output = run(t2t(
+        "t2t_trainer", "--problem=translate_ende", f"--data_dir={a.data_dir}",
+        f"--output_dir={self.dir}", f"--hparams_set={a.hparams_set}",
+        f"--hparams={a.hparams}", f"--train_steps={a.steps}",
+        f"--save_checkpoints_steps={a.save_every}", "--save_checkpoints_secs=0",
+        f"--keep_checkpoint_max={a.steps // a.save_every + 1}",
+        f"--local_eval_frequency={a.steps}", "--eval_steps=1",
+        "--eval_bleu=false", f"--random_seed={a.seed}"),
+        os.path.join(a.work_dir, "ours_train.log"))
+    figures = [float(v.replace(",", "")) for v in OURS_TOKENS.findall(output)]
+    checkpoints = sorted(
+        (int(m.group(1)), os.path.join(self.dir, f"ckpt-{m.group(1)}"))
+        for m in (re.match(r"ckpt-(\d+)\.index$", f)
+                  for f in os.listdir(self.dir)) if m)
+    times = [os.path.getmtime(path + ".index") - start
+             for _, path in checkpoints]
+    return (seconds, statistics.median(figures[1:] or figures or [0]),
+            checkpoints, times)
+
+  def decode(self, checkpoint, source, out):
+    a = self.args
+    run(t2t("t2t_decoder", "--problem=translate_ende", f"--data_dir={a.data_dir}",
+            f"--output_dir={self.dir}", f"--checkpoint_path={checkpoint}",
+            f"--decode_from_file={source}", f"--decode_to_file={out}",
+            f"--decode_hparams=beam_size={BEAM},alpha={ALPHA}"), out + ".log")
+
+  def average(self, checkpoints):
+    avg = os.path.join(self.dir, "avg")
+    run(t2t("t2t_avg_all", f"--output_dir={self.dir}",
+            f"--n={self.args.average}", f"--avg_dir={avg}"),
+        os.path.join(self.args.work_dir, "ours_avg.log"))
+    return avg
+
+
+class Eole:
+  name, key = "eole 0.6.4", "eole"
+
+  def __init__(self, args, hparams):
+    self.args, self.hparams = args, hparams
+    self.dir = os.path.join(args.work_dir, "eole")
+    self.python = os.path.join(EOLE_ENV, "bin", "python")
+    self.eole = os.path.join(EOLE_ENV, "bin", "eole")
+    self.env = dict(os.environ, OMP_NUM_THREADS=str(os.cpu_count()))
+
+  def config(self, vocab, spm):
+    a, h = self.args, self.hparams
+    data = lambda split: {  # pylint: disable=g-long-lambda
+        "path_src": os.path.join(a.multi30k_dir, SPLITS[split] + ".en"),
+        "path_tgt": os.path.join(a.multi30k_dir, SPLITS[split] + ".de"),
+        "transforms": ["sentencepiece"]}
+    with open(vocab, encoding="utf-8") as f:
+      size = sum(1 for _ in f) + 4
+    return {
+        "save_data": os.path.join(self.dir, "data"), "overwrite": True,
+        "seed": a.seed, "report_every": 100, "src_vocab": vocab,
+        "tgt_vocab": vocab, "share_vocab": True, "src_vocab_size": size,
+        "tgt_vocab_size": size, "vocab_size_multiple": 1, "n_sample": 0,
+        "data": {"corpus_1": data("train"), "valid": data("dev")},
+        "transforms": ["sentencepiece"],
+        "transforms_configs": {"sentencepiece": {
+            "src_subword_model": spm, "tgt_subword_model": spm}},
+        "model": {
+            "architecture": "transformer", "layers": h.num_hidden_layers,
+            "hidden_size": h.hidden_size, "heads": h.num_heads,
+            "transformer_ff": h.filter_size, "share_embeddings": True,
+            "share_decoder_embeddings": h.shared_embedding_and_softmax_weights,
+            "add_qkvbias": True, "add_ffnbias": True,
+            "add_final_linear_bias": True,
+            "embeddings": {"word_vec_size": h.hidden_size,
+                           "position_encoding_type": "SinusoidalInterleaved"}},
+        "training": {
+            "model_path": os.path.join(self.dir, "model"),
+            "train_steps": a.steps, "save_checkpoint_steps": a.save_every,
+            "keep_checkpoint": -1, "valid_steps": a.steps,
+            "batch_type": "tokens", "batch_size": h.batch_size,
+            "valid_batch_size": h.batch_size, "normalization": "tokens",
+            "accum_count": [h.gradient_accumulation_steps], "accum_steps": [0],
+            "optim": "adam", "adam_beta1": h.optimizer_adam_beta1,
+            "adam_beta2": h.optimizer_adam_beta2,
+            "adam_eps": h.optimizer_adam_epsilon,
+            "learning_rate": h.learning_rate, "decay_method": "noam",
+            "warmup_steps": h.learning_rate_warmup_steps,
+            "dropout": [h.layer_prepostprocess_dropout],
+            "attention_dropout": [h.attention_dropout], "dropout_steps": [0],
+            "label_smoothing": h.label_smoothing, "max_grad_norm": 0.0,
+            "param_init_method": "xavier_uniform", "num_workers": 0,
+            "world_size": 1, "gpu_ranks": [], "compute_dtype": "fp32"},
+    }
+
+  def train(self):
+    a = self.args
+    if os.path.isdir(self.dir):
+      shutil.rmtree(self.dir)
+    os.makedirs(self.dir)
+    spm = glob_one(a.data_dir, "vocab.translate_ende.*.model")
+    vocab = os.path.join(self.dir, "vocab.txt")
+    run([self.python, EOLE_TOOLS, "vocab", spm, vocab],
+        os.path.join(self.dir, "vocab.log"))
+    config = os.path.join(self.dir, "config.yaml")
+    with open(config, "w", encoding="utf-8") as f:
+      json.dump(self.config(vocab, spm), f, indent=1)   # JSON is YAML
+    start, seconds, output = run([self.eole, "train", "-config", config],
+                                 os.path.join(a.work_dir, "eole_train.log"),
+                                 self.env)
+    figures = [float(t) for _, t in EOLE_TOKENS.findall(output)]
+    model = os.path.join(self.dir, "model")
+    checkpoints = sorted(
+        (int(m.group(1)), os.path.join(model, m.group(0)))
+        for m in (re.match(r"step_(\d+)$", d) for d in os.listdir(model)) if m)
+    times = [os.path.getmtime(os.path.join(path, "model.00.safetensors"))
+             - start for _, path in checkpoints]
+    return seconds, statistics.median(figures[1:] or figures or [0]), \
+        checkpoints, times
+
+  def decode(self, checkpoint, source, out):
+    run([self.eole, "predict", "-model_path", checkpoint, "-src", source,
+         "-output", out, "-beam_size", str(BEAM), "-length_penalty", "wu",
+         "-alpha", str(ALPHA), "-batch_size", "32", "-batch_type", "sents"],
+        out + ".log", self.env)
+
+  def average(self, checkpoints):
+    avg = os.path.join(self.dir, "avg")
+    run([self.python, EOLE_TOOLS, "average", avg,
+         *[path for _, path in checkpoints[-self.args.average:]]],
+        os.path.join(self.args.work_dir, "eole_avg.log"))
+    return avg
+
+
+def glob_one(directory, pattern):
+  import glob  # pylint: disable=g-import-not-at-top
+  found = sorted(glob.glob(os.path.join(directory, pattern)))
+  if not found:
+    raise SystemExit(f"no {pattern} in {directory}: run t2t-datagen first")
+  return found[-1]
+
+
+def measure(side, args):
+  """One side's row: training, val BLEU of every checkpoint, test BLEU of
+  the average."""
+  print(f"training {side.name} ...", flush=True)
+  seconds, tokens, checkpoints, times = side.train()
+  curve = []
+  for (step, path), at in zip(checkpoints, times):
+    out = os.path.join(args.work_dir, f"{side.key}_val_{step}.txt")
+    side.decode(path, os.path.join(args.multi30k_dir, "val.en"), out)
+    curve.append((at, step, val_bleu(out, args)))
+    print(f"  {side.name} step {step} at {at / 60:.1f} min: val BLEU "
+          f"{curve[-1][2]:.2f}", flush=True)
+  avg = side.average(checkpoints)
+  out = os.path.join(args.work_dir, f"{side.key}_test2016.txt")
+  side.decode(avg, os.path.join(args.multi30k_dir, "test_2016_flickr.en"), out)
+  return dict(name=side.name, seconds=seconds, tokens=tokens, curve=curve,
+              test=test_bleu(out, args))
+
+
+def reached(curve, threshold):
+  return next((at for at, _, score in curve if score >= threshold), None)
+
+
+def table(rows, args, peaks):
+  marks = [float(m) for m in args.marks.split(",")]
+  thresholds = [float(t) for t in args.thresholds.split(",")]
+  print(f"\nmatmul peak (TensorFlow): float32 {peaks['float32'] / 1e9:,.0f}, "
+        f"bfloat16 {peaks['bfloat16'] / 1e9:,.0f} GFLOP/s; {args.steps} "
+        f"steps, a checkpoint every {args.save_every}, beam {BEAM}\n")
+  head = (["toolkit", "training", "target tokens/s"]
+          + [f"val BLEU at {m:g} min" for m in marks]
+          + [f"time to val {t:g}" for t in thresholds]
+          + [f"test2016 (avg of last {args.average}) sacreBLEU / lc tok"])
+  print("| " + " | ".join(head) + " |")
+  print("|" + " --- |" * len(head))
+  for row in rows:
+    at_marks = []
+    for mark in marks:
+      saved = [score for at, _, score in row["curve"] if at <= mark * 60]
+      at_marks.append(f"{saved[-1]:.2f}" if saved else "-")
+    times = [reached(row["curve"], t) for t in thresholds]
+    cells = ([row["name"], f"{row['seconds'] / 60:.1f} min",
+              f"{row['tokens']:,.0f}"] + at_marks
+             + [f"{t / 60:.1f} min" if t is not None else "not reached"
+                for t in times]
+             + [f"{row['test'][0]:.2f} / {row['test'][1]:.2f}"])
+    print("| " + " | ".join(cells) + " |")
+  if len(rows) == 2:
+    for t in thresholds:
+      ours, peer = (reached(r["curve"], t) for r in rows)
+      if ours is not None and peer is not None:
+        print(f"time to val BLEU {t:g}: {rows[0]['name']} / {rows[1]['name']} "
+              f"= {ours / peer:.2f}x")
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__)
+  parser.add_argument("--multi30k_dir", default="../shared/data/multi30k")
+  parser.add_argument("--data_dir", default="/tmp/t2t_data/multi30k",
+                      help="t2t-datagen's output (made here if absent)")
+  parser.add_argument("--work_dir", default="/tmp/time_to_bleu")
+  parser.add_argument("--hparams_set", default="transformer_multi30k")
+  parser.add_argument("--hparams", default="")
+  parser.add_argument("--vocab_size", type=int, default=8000)
+  parser.add_argument("--steps", type=int, default=4000)
+  parser.add_argument("--save_every", type=int, default=400)
+  parser.add_argument("--average", type=int, default=5)
+  parser.add_argument("--seed", type=int, default=1234)
+  parser.add_argument("--peers", default="ours,eole")
+  parser.add_argument("--marks", default="10,20,30,40,50,60",
+                      help="wall-clock minutes")
+  parser.add_argument("--thresholds", default="30,35")
+  parser.add_argument("--quick", action="store_true",
+                      help="a small matmul for the peak (checks the script)")
+  args = parser.parse_args()
+  args.multi30k_dir = os.path.abspath(args.multi30k_dir)
+  os.makedirs(args.work_dir, exist_ok=True)
+  if not os.path.isdir(args.data_dir) or not any(
+      f.endswith(".model") for f in os.listdir(args.data_dir)):
+    run(t2t("t2t_datagen", "--problem=translate_ende",
+            f"--data_dir={args.data_dir}", f"--raw_data_dir={args.multi30k_dir}",
+            "--raw_prefixes=" + ",".join(f"{k}={v}" for k, v in SPLITS.items()),
+            f"--vocab_size={args.vocab_size}"),
+        os.path.join(args.work_dir, "datagen.log"))
+  peaks = matmul_peaks(1024 if args.quick else 4096)
+  hparams = shape(args)
+  sides = {"ours": Ours, "eole": Eole}
+  rows, missing = [], []
+  for name in args.peers.split(","):
+    if name == "eole" and not os.path.isfile(os.path.join(EOLE_ENV, ".complete")):
+      missing.append(f"eole: not installed ({EOLE_ENV}); "
+                     "bash benchmarks/make_peer_envs.sh \"\" eole")
+      continue
+    rows.append(measure(sides[name](args, hparams), args))
+  table(rows, args, peaks)
+  for line in missing:
+    print(line)
+
+
+if __name__ == "__main__":
+  main()
