@@ -25,6 +25,7 @@ Usage: python benchmarks/time_to_bleu.py [--multi30k_dir ../shared/data/multi30k
 """
 
 import argparse
+import glob
 import json
 import os
 import re
@@ -41,6 +42,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, REPO)
 
 from speed_table import matmul_peaks  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras.lines import read_lines  # pylint: disable=g-import-not-at-top,wrong-import-position
 from t2t_keras.metrics import bleu  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 EOLE_ENV = os.path.join(os.environ.get("T2T_KERAS_CACHE") or os.path.expanduser(
@@ -79,11 +81,6 @@ def run(command, log, env=None):
 
 def t2t(command, *flags):
   return [sys.executable, "-m", f"t2t_keras.bin.{command}", *flags]
-
-
-def read_lines(path):
-  with open(path, encoding="utf-8") as f:
-    return [line.rstrip("\n") for line in f]
 
 
 def val_bleu(hypotheses_file, args):
@@ -205,7 +202,7 @@ class Eole:
     if os.path.isdir(self.dir):
       shutil.rmtree(self.dir)
     os.makedirs(self.dir)
-    spm = glob_one(a.data_dir, "vocab.translate_ende.*.model")
+    spm = spm_model(a.data_dir)
     vocab = os.path.join(self.dir, "vocab.txt")
     run([self.python, EOLE_TOOLS, "vocab", spm, vocab],
         os.path.join(self.dir, "vocab.log"))
@@ -239,12 +236,11 @@ class Eole:
     return avg
 
 
-def glob_one(directory, pattern):
-  import glob  # pylint: disable=g-import-not-at-top
-  found = sorted(glob.glob(os.path.join(directory, pattern)))
-  if not found:
-    raise SystemExit(f"no {pattern} in {directory}: run t2t-datagen first")
-  return found[-1]
+def spm_model(data_dir):
+  """The SentencePiece model t2t-datagen wrote in ``data_dir``, or None."""
+  found = sorted(glob.glob(os.path.join(data_dir,
+                                       "vocab.translate_ende.*.model")))
+  return found[-1] if found else None
 
 
 def measure(side, args):
@@ -324,8 +320,7 @@ def main():
   args = parser.parse_args()
   args.multi30k_dir = os.path.abspath(args.multi30k_dir)
   os.makedirs(args.work_dir, exist_ok=True)
-  if not os.path.isdir(args.data_dir) or not any(
-      f.endswith(".model") for f in os.listdir(args.data_dir)):
+  if spm_model(args.data_dir) is None:
     run(t2t("t2t_datagen", "--problem=translate_ende",
             f"--data_dir={args.data_dir}", f"--raw_data_dir={args.multi30k_dir}",
             "--raw_prefixes=" + ",".join(f"{k}={v}" for k, v in SPLITS.items()),
