@@ -35,6 +35,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(HERE, "speed"))
 
 import shapes  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras.analysis.peak import matmul_peaks  # pylint: disable=g-import-not-at-top,wrong-import-position,unused-import
 
 SYSTEMS = ("t2t_keras", "savedmodel", "garden", "torch", "ctranslate2")
 LABELS = {"t2t_keras": "t2t_keras", "savedmodel": "t2t_keras SavedModel",
@@ -90,25 +91,6 @@ def run_worker(python, system, task, model, precision, steps, quick):
   tasks = task.split(",")
   return {t: results[i] if i < len(results) else error
           for i, t in enumerate(tasks)}
-
-
-def matmul_peaks(size):
-  """FLOP/s of a [size, size] product in float32 and bfloat16 (TensorFlow,
-  as our graphs run)."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  peaks = {}
-  for name, dtype in (("float32", tf.float32), ("bfloat16", tf.bfloat16)):
-    a = tf.random.uniform([size, size], dtype=tf.float32)
-    a = tf.cast(a, dtype)
-    product = tf.function(lambda x: tf.matmul(x, x))
-    product(a).numpy()
-    times = []
-    for _ in range(5):
-      start = time.perf_counter()
-      product(a).numpy()
-      times.append(time.perf_counter() - start)
-    peaks[name] = 2 * size ** 3 / sorted(times)[len(times) // 2]
-  return peaks
 
 
 def model_flops(model, s):

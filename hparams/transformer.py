@@ -155,6 +155,21 @@ def transformer_multi30k():
   return _cpu_hour(transformer_base(), train_steps=4000)
 
 
+@registry.register_hparams
+def transformer_multi30k_ema():
+  """recipes/multi30k.sh's set: transformer_multi30k with an exponential
+  moving average of the weights, mixed bfloat16 where the CPU has bfloat16
+  units, and 6,000 steps (recipes/multi30k.sh, docs/recipes.md)."""
+  hparams = transformer_multi30k()
+  # Val BLEU at 4,000 steps (float32): 40.19 with the average, 38.81
+  # without; it leads from step 3,000 on.
+  hparams.ema_decay = 0.999
+  hparams.activation_dtype = "auto"
+  # Val BLEU was still rising at 4,000 steps (+0.66 over the last 500).
+  hparams.train_steps = 6000
+  return hparams
+
+
 # The small Table 3 of recipes/table3_multi30k.py: Table 3's variations
 # around transformer_multi30k (N 3, d_model 256, d_ff 1024, h 4, d_k = d_v
 # 64, P_drop 0.3, eps_ls 0.1). Each row is (row, overrides) and trains with

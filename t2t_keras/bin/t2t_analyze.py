@@ -1,5 +1,7 @@
 """t2t-analyze: parameters, FLOPs and training cost of an hparams set
-(the paper's Tables 1-3), counted from the shapes; nothing is trained."""
+(the paper's Tables 1-3), counted from the shapes; nothing is trained.
+With --matmul_peak: this machine's measured matmul peak instead, and a
+training budget scaled by it (what the recipes print first)."""
 
 import json
 
@@ -27,9 +29,22 @@ flags.DEFINE_integer("neighborhood", None,
                      "r of Table 1's restricted self-attention "
                      "(default: k).")
 flags.DEFINE_bool("json", False, "Print JSON instead of tables.")
+flags.DEFINE_bool("matmul_peak", False,
+                  "Measure this machine's float32 and bfloat16 matmul peaks "
+                  "(no hparams set needed) and print them.")
+flags.DEFINE_float("budget_minutes", None,
+                   "With --matmul_peak: a budget in minutes on a machine of "
+                   "--reference_gflops, printed scaled to this one.")
+flags.DEFINE_float("reference_gflops", 433.0,
+                   "The float32 matmul peak (GFLOP/s) --budget_minutes is "
+                   "stated for (the recipes': 433).")
 
 
 def main():
+  if FLAGS.matmul_peak:
+    from t2t_keras.analysis.peak import peak_report  # pylint: disable=g-import-not-at-top
+    print(peak_report(FLAGS.budget_minutes, FLAGS.reference_gflops))
+    return 0
   common.require(FLAGS, "hparams_set", "vocab_size")
   from t2t_keras.analysis.analyze_run import analyze, format_report  # pylint: disable=g-import-not-at-top
   report = analyze(FLAGS.hparams_set, FLAGS.vocab_size, FLAGS.hparams,

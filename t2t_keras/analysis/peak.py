@@ -1,0 +1,55 @@
+"""The machine's measured matrix-product peak, and a training budget scaled
+by it.
+
+Recipes state their budgets for a reference machine ("60 minutes on a CPU
+whose float32 matmul peak is 433 GFLOP/s"); on a machine whose measured
+peak is P the same work gets ``minutes * reference / P``. The peak is the
+median rate of a square product as TensorFlow runs it, after a warm-up.
+"""
+
+import time
+
+DTYPES = ("float32", "bfloat16")
+
+
+def matmul_peaks(size, repeats=5):
+  """{dtype name: FLOP/s} of a [size, size] x [size, size] product in
+  float32 and bfloat16: 2 * size^3 over the median of ``repeats`` timed
+  runs."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  peaks = {}
+  for name in DTYPES:
+    a = tf.cast(tf.random.uniform([size, size]), tf.as_dtype(name))
+    product = tf.function(lambda x: tf.matmul(x, x))
+    product(a).numpy()
+    times = []
+    for _ in range(repeats):
+      start = time.perf_counter()
+      product(a).numpy()
+      times.append(time.perf_counter() - start)
+    peaks[name] = 2 * size ** 3 / sorted(times)[len(times) // 2]
+  return peaks
+
+
+def scaled_budget(minutes, reference_gflops, peak_gflops):
+  """Minutes that match ``minutes`` on a machine of ``reference_gflops``,
+  on one whose peak is ``peak_gflops`` (both float32 GFLOP/s)."""
+  if peak_gflops <= 0 or reference_gflops <= 0:
+    raise ValueError("matmul peaks must be positive, got "
+                     f"{reference_gflops} and {peak_gflops}")
+  return minutes * reference_gflops / peak_gflops
+
+
+def peak_report(budget_minutes=None, reference_gflops=433.0, size=4096):
+  """Measures the peaks and says them in a line; with ``budget_minutes``
+  a second line with that budget scaled to this machine. The last word of
+  each line is its figure (GFLOP/s, minutes), for scripts."""
+  peaks = {k: v / 1e9 for k, v in matmul_peaks(size).items()}
+  lines = [f"bfloat16 matmul peak {peaks['bfloat16']:.0f} GFLOP/s; "
+           f"float32 matmul peak (P) {peaks['float32']:.0f}"]
+  if budget_minutes is not None:
+    minutes = scaled_budget(budget_minutes, reference_gflops,
+                            peaks["float32"])
+    lines.append(f"training budget: {budget_minutes:g} min x "
+                 f"{reference_gflops:g} / P = {minutes:.1f}")
+  return "\n".join(lines)
