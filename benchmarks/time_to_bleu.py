@@ -17,11 +17,17 @@ Where eole cannot match a setting (printed under the table): its decoder
 is pre-norm only (ours and the paper's are post-norm), so eole runs
 pre-norm on both sides, with a final LayerNorm; its dropout also applies
 inside the feed-forward layer (ours: relu_dropout 0); its LayerNorm epsilon
-is 1e-5 (ours 1e-6).
+is 1e-5 (ours 1e-6). The recipe's exponential moving average (ema_decay
+0.999) is eole's ``average_decay`` 0.001: both weigh update t's weights by
+max(1 - decay, 9 / (10 + t)), Marian's warm-up, and save the average. Our
+side computes in the precision ``activation_dtype=auto`` picks (mixed
+bfloat16 on a CPU with bfloat16 units); eole's in ``--eole_dtype``
+(default auto: bf16, torch's CPU autocast, exactly where ours picks
+bfloat16).
 
 Usage: python benchmarks/time_to_bleu.py [--multi30k_dir ../shared/data/multi30k]
-         [--work_dir /tmp/time_to_bleu] [--steps 4000] [--save_every 400]
-         [--peers ours,eole] [--marks 10,20,30,40,50,60]
+         [--work_dir /tmp/time_to_bleu] [--steps 6000] [--save_every 400]
+         [--peers ours,eole] [--marks 10,20,30,40,50,60] [--minutes 60]
 """
 
 import argparse
@@ -64,17 +70,42 @@ def shape(args):
   return hparams
 
 
-def run(command, log, env=None):
-  """Runs ``command`` with its output in ``log``; (seconds, output)."""
+def ours_dtype(hparams):
+  """The hparams' activation_dtype, ``auto`` resolved as t2t-trainer
+  resolves it on this machine."""
+  if hparams.activation_dtype != "auto":
+    return hparams.activation_dtype
+  from t2t_keras.models.precision import choose_activation_dtype, cpu_flags  # pylint: disable=g-import-not-at-top
+  return choose_activation_dtype(cpu_flags())[0]
+
+
+def eole_dtype(name, hparams):
+  """eole's compute_dtype for ``--eole_dtype``; ``auto`` follows ours."""
+  if name != "auto":
+    return name
+  return "bf16" if ours_dtype(hparams) == "bfloat16" else "fp32"
+
+
+def run(command, log, env=None, minutes=None):
+  """Runs ``command`` with its output in ``log``: (start time, seconds,
+  output). With ``minutes``, a command still running then is stopped
+  (SIGTERM) and that is not a failure: what it saved stays."""
   start = time.time()
   with open(log, "w", encoding="utf-8") as f:
-    done = subprocess.run(command, stdout=f, stderr=subprocess.STDOUT,
-                          cwd=REPO, env=env, check=False)
+    process = subprocess.Popen(command, stdout=f, stderr=subprocess.STDOUT,
+                               cwd=REPO, env=env)
+    try:
+      code = process.wait(timeout=minutes * 60 if minutes else None)
+    except subprocess.TimeoutExpired:
+      process.terminate()
+      process.wait()
+      code = 0
+      f.write(f"\n[time_to_bleu: stopped after {minutes:g} min]\n")
   seconds = time.time() - start
   with open(log, encoding="utf-8") as f:
     output = f.read()
-  if done.returncode:
-    raise SystemExit(f"{' '.join(command)} failed (exit {done.returncode}); "
+  if code:
+    raise SystemExit(f"{' '.join(command)} failed (exit {code}); "
                      f"the end of {log}:\n{output[-2000:]}")
   return start, seconds, output
 
@@ -116,7 +147,7 @@ class Ours:
         f"--keep_checkpoint_max={a.steps // a.save_every + 1}",
         f"--local_eval_frequency={a.steps}", "--eval_steps=1",
         "--eval_bleu=false", f"--random_seed={a.seed}"),
-        os.path.join(a.work_dir, "ours_train.log"))
+        os.path.join(a.work_dir, "ours_train.log"), minutes=a.minutes)
     figures = [float(v.replace(",", "")) for v in OURS_TOKENS.findall(output)]
     checkpoints = sorted(
         (int(m.group(1)), os.path.join(self.dir, f"ckpt-{m.group(1)}"))
@@ -194,7 +225,9 @@ class Eole:
             "attention_dropout": [h.attention_dropout], "dropout_steps": [0],
             "label_smoothing": h.label_smoothing, "max_grad_norm": 0.0,
             "param_init_method": "xavier_uniform", "num_workers": 0,
-            "world_size": 1, "gpu_ranks": [], "compute_dtype": "fp32"},
+            "world_size": 1, "gpu_ranks": [],
+            "compute_dtype": eole_dtype(a.eole_dtype, h),
+            "average_decay": 1 - h.ema_decay if h.ema_decay else 0.0},
     }
 
   def train(self):
@@ -211,7 +244,7 @@ class Eole:
       json.dump(self.config(vocab, spm), f, indent=1)   # JSON is YAML
     start, seconds, output = run([self.eole, "train", "-config", config],
                                  os.path.join(a.work_dir, "eole_train.log"),
-                                 self.env)
+                                 self.env, minutes=a.minutes)
     figures = [float(t) for _, t in EOLE_TOKENS.findall(output)]
     model = os.path.join(self.dir, "model")
     checkpoints = sorted(
@@ -249,9 +282,19 @@ def measure(side, args):
   print(f"training {side.name} ...", flush=True)
   seconds, tokens, checkpoints, times = side.train()
   curve = []
-  for (step, path), at in zip(checkpoints, times):
+  capped = args.minutes and seconds >= args.minutes * 60
+  for i, ((step, path), at) in enumerate(zip(checkpoints, times)):
     out = os.path.join(args.work_dir, f"{side.key}_val_{step}.txt")
-    side.decode(path, os.path.join(args.multi30k_dir, "val.en"), out)
+    try:
+      side.decode(path, os.path.join(args.multi30k_dir, "val.en"), out)
+    except SystemExit:
+      if not (capped and i == len(checkpoints) - 1):
+        raise
+      print(f"  {side.name} step {step}: not readable (being saved when "
+            f"the {args.minutes:g}-minute cap stopped training); left out",
+            flush=True)
+      checkpoints = checkpoints[:-1]
+      break
     curve.append((at, step, val_bleu(out, args)))
     print(f"  {side.name} step {step} at {at / 60:.1f} min: val BLEU "
           f"{curve[-1][2]:.2f}", flush=True)
@@ -304,14 +347,20 @@ def main():
   parser.add_argument("--data_dir", default="/tmp/t2t_data/multi30k",
                       help="t2t-datagen's output (made here if absent)")
   parser.add_argument("--work_dir", default="/tmp/time_to_bleu")
-  parser.add_argument("--hparams_set", default="transformer_multi30k")
+  parser.add_argument("--hparams_set", default="transformer_multi30k_ema")
   parser.add_argument("--hparams", default="")
   parser.add_argument("--vocab_size", type=int, default=8000)
-  parser.add_argument("--steps", type=int, default=4000)
+  parser.add_argument("--steps", type=int, default=6000)
   parser.add_argument("--save_every", type=int, default=400)
   parser.add_argument("--average", type=int, default=5)
+  parser.add_argument("--minutes", type=float, default=None,
+                      help="stop each side's training after this many "
+                      "minutes (its checkpoints so far are measured)")
   parser.add_argument("--seed", type=int, default=1234)
   parser.add_argument("--peers", default="ours,eole")
+  parser.add_argument("--eole_dtype", default="auto",
+                      help="eole's compute_dtype: fp32, bf16, or auto (bf16 "
+                      "where activation_dtype=auto picks bfloat16 for ours)")
   parser.add_argument("--marks", default="10,20,30,40,50,60",
                       help="wall-clock minutes")
   parser.add_argument("--thresholds", default="30,35")
@@ -337,6 +386,8 @@ def main():
       continue
     rows.append(measure(sides[name](args, hparams), args))
   table(rows, args, peaks)
+  print(f"precision: t2t_keras {ours_dtype(hparams)} activations, eole "
+        f"compute_dtype {eole_dtype(args.eole_dtype, hparams)}")
   for line in missing:
     print(line)
 

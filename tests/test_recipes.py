@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOY = "hidden_size=32,filter_size=64,num_hidden_layers=1,batch_size=512"
 
@@ -51,8 +53,13 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
   out = done.stdout
   for expected in ("$ t2t-avg-all", "BLEU (sacreBLEU, detokenized) = ",
                    "BLEU (tokenized, Moses de", "lowercased",
-                   "training wall time:", "step 4: dev loss"):
+                   "training wall time:", "step 4: dev loss",
+                   "float32 matmul peak (P) ",
+                   "training budget: 60 min x 433 / P = ",
+                   "transformer/transformer_multi30k_ema on"):
     assert expected in out, out[-3000:]
+  budget = float(out.split("training budget: 60 min x 433 / P = ")[1].split()[0])
+  assert f"budget {budget} min: within it" in out, out[-600:]
   decoded = (tmp_path / "run" / "test_2016_flickr.decoded").read_text(
       encoding="utf-8").splitlines()
   assert len(decoded) == 20
@@ -185,3 +192,18 @@ def test_table3_at_toy_scale(shared_data, tmp_path):
   assert table.startswith("| row | N | d_model |")
   unknown = table3("a_h3")
   assert unknown.returncode != 0 and "unknown row(s) a_h3" in unknown.stderr
+
+
+def test_time_to_bleu_stops_a_side_at_its_time_cap(tmp_path):
+  """--minutes: a training command still running at the cap is stopped,
+  and that is not a failure (its checkpoints so far are measured)."""
+  import importlib.util  # pylint: disable=g-import-not-at-top
+  spec = importlib.util.spec_from_file_location(
+      "time_to_bleu", os.path.join(REPO, "benchmarks", "time_to_bleu.py"))
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  log = str(tmp_path / "log")
+  _, seconds, output = module.run(["sleep", "30"], log, minutes=0.02)
+  assert seconds < 10 and "stopped after 0.02 min" in output
+  with pytest.raises(SystemExit, match="failed"):
+    module.run(["false"], log, minutes=1)
