@@ -58,5 +58,5 @@ step t2t-bleu --translation="$RUN/test_2016_flickr.decoded" \
 echo
 echo "training wall time: $((TRAINED / 60)) min $((TRAINED % 60)) s" \
   "(t2t-trainer, including its dev evaluations); budget $BUDGET min:" \
-  "$(awk -v t="$TRAINED" -v b="$BUDGET" 'BEGIN { print (t <= b * 60 ?
-    "within it" : "over it") }')"
+  "$(awk -v t="$TRAINED" -v b="$BUDGET" \
+       'BEGIN { if (t <= b * 60) print "within it"; else print "over it" }')"
