@@ -15,7 +15,8 @@
 # (default ../shared/data/multi30k). STEPS, EVAL_EVERY, SAVE_EVERY,
 # EVAL_LINES, AVERAGE and HPARAMS (extra overrides) scale it down, as the
 # test does; SEED sets the random seed (default 1234, the trainer's).
-# HPARAMS_SET picks another set (transformer_multi30k: the first recipe,
+# PEAK_SIZE is the side of the timed product (default 4096; the test's is
+# small). HPARAMS_SET picks another set (transformer_multi30k: the first recipe,
 # float32, no average, 4,000 steps).
 set -euo pipefail
 SRC=${1:-../shared/data/multi30k}
@@ -36,7 +37,8 @@ PROBLEM=translate_ende
 step() { echo; echo "\$ $*"; "$@"; }
 
 echo "\$ t2t-analyze --matmul_peak --budget_minutes=$MINUTES"
-PEAK=$(t2t-analyze --matmul_peak --budget_minutes="$MINUTES")
+PEAK=$(t2t-analyze --matmul_peak --budget_minutes="$MINUTES" \
+  --matmul_size="${PEAK_SIZE:-4096}")
 echo "$PEAK"
 BUDGET=$(echo "$PEAK" | awk '/^training budget/ { print $NF }')
 

@@ -48,7 +48,8 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
   src = _multi30k_sample(shared_data, tmp_path, 300, 20)
   done = _recipe("multi30k.sh", str(src), str(tmp_path / "data"),
                  str(tmp_path / "run"), STEPS="4", EVAL_EVERY="2",
-                 SAVE_EVERY="2", EVAL_LINES="5", AVERAGE="2", HPARAMS=TOY)
+                 SAVE_EVERY="2", EVAL_LINES="5", AVERAGE="2", HPARAMS=TOY,
+                 PEAK_SIZE="256")
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
   out = done.stdout
   for expected in ("$ t2t-avg-all", "BLEU (sacreBLEU, detokenized) = ",

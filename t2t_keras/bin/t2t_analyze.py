@@ -32,6 +32,8 @@ flags.DEFINE_bool("json", False, "Print JSON instead of tables.")
 flags.DEFINE_bool("matmul_peak", False,
                   "Measure this machine's float32 and bfloat16 matmul peaks "
                   "(no hparams set needed) and print them.")
+flags.DEFINE_integer("matmul_size", 4096,
+                     "With --matmul_peak: the side of the square product.")
 flags.DEFINE_float("budget_minutes", None,
                    "With --matmul_peak: a budget in minutes on a machine of "
                    "--reference_gflops, printed scaled to this one.")
@@ -43,7 +45,8 @@ flags.DEFINE_float("reference_gflops", 433.0,
 def main():
   if FLAGS.matmul_peak:
     from t2t_keras.analysis.peak import peak_report  # pylint: disable=g-import-not-at-top
-    print(peak_report(FLAGS.budget_minutes, FLAGS.reference_gflops))
+    print(peak_report(FLAGS.budget_minutes, FLAGS.reference_gflops,
+                      FLAGS.matmul_size))
     return 0
   common.require(FLAGS, "hparams_set", "vocab_size")
   from t2t_keras.analysis.analyze_run import analyze, format_report  # pylint: disable=g-import-not-at-top
