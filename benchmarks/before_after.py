@@ -20,9 +20,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
+sys.path.insert(0, REPO)
 
-from speed_table import matmul_peaks  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras.analysis.peak import matmul_peaks  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
 def checkout(rev):

@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(HERE, "speed"))
 
 import shapes  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.analysis.peak import matmul_peaks  # pylint: disable=g-import-not-at-top,wrong-import-position,unused-import
+from t2t_keras.analysis.peak import matmul_peaks  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 SYSTEMS = ("t2t_keras", "savedmodel", "garden", "torch", "ctranslate2")
 LABELS = {"t2t_keras": "t2t_keras", "savedmodel": "t2t_keras SavedModel",

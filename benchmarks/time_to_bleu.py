@@ -47,7 +47,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, REPO)
 
-from speed_table import matmul_peaks  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras.analysis.peak import matmul_peaks  # pylint: disable=g-import-not-at-top,wrong-import-position
 from t2t_keras.lines import read_lines  # pylint: disable=g-import-not-at-top,wrong-import-position
 from t2t_keras.metrics import bleu  # pylint: disable=g-import-not-at-top,wrong-import-position
 
@@ -62,28 +62,17 @@ SPLITS = {"train": "train", "dev": "val", "test": "test_2016_flickr"}
 
 def shape(args):
   """The recipe's model and schedule as plain numbers, from the hparams set
-  (so the peer trains what t2t-trainer trains)."""
-  from t2t_keras import registry  # pylint: disable=g-import-not-at-top
-  hparams = registry.hparams(args.hparams_set)
-  if args.hparams:
-    hparams.parse(args.hparams)
-  return hparams
-
-
-def ours_dtype(hparams):
-  """The hparams' activation_dtype, ``auto`` resolved as t2t-trainer
-  resolves it on this machine."""
-  if hparams.activation_dtype != "auto":
-    return hparams.activation_dtype
-  from t2t_keras.models.precision import choose_activation_dtype, cpu_flags  # pylint: disable=g-import-not-at-top
-  return choose_activation_dtype(cpu_flags())[0]
+  (so the peer trains what t2t-trainer trains), ``activation_dtype=auto``
+  resolved as t2t-trainer resolves it on this machine."""
+  from t2t_keras.training.run import resolve_hparams  # pylint: disable=g-import-not-at-top
+  return resolve_hparams(args.hparams_set, args.hparams, log=lambda _: None)
 
 
 def eole_dtype(name, hparams):
   """eole's compute_dtype for ``--eole_dtype``; ``auto`` follows ours."""
   if name != "auto":
     return name
-  return "bf16" if ours_dtype(hparams) == "bfloat16" else "fp32"
+  return "bf16" if hparams.activation_dtype == "bfloat16" else "fp32"
 
 
 def run(command, log, env=None, minutes=None):
@@ -386,7 +375,7 @@ def main():
       continue
     rows.append(measure(sides[name](args, hparams), args))
   table(rows, args, peaks)
-  print(f"precision: t2t_keras {ours_dtype(hparams)} activations, eole "
+  print(f"precision: t2t_keras {hparams.activation_dtype} activations, eole "
         f"compute_dtype {eole_dtype(args.eole_dtype, hparams)}")
   for line in missing:
     print(line)

@@ -4,13 +4,14 @@ first lines)."""
 import pytest
 
 from t2t_keras.analysis import peak
+from t2t_keras.errors import UserError
 
 
 def test_a_budget_scales_inversely_with_the_peak():
   assert peak.scaled_budget(60, 433, 433) == 60
   assert peak.scaled_budget(60, 433, 216.5) == 120
   assert peak.scaled_budget(30, 433, 866) == 15
-  with pytest.raises(ValueError, match="positive"):
+  with pytest.raises(UserError, match="positive"):
     peak.scaled_budget(60, 433, 0)
 
 

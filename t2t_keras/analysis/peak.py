@@ -9,6 +9,8 @@ median rate of a square product as TensorFlow runs it, after a warm-up.
 
 import time
 
+from t2t_keras.errors import UserError
+
 DTYPES = ("float32", "bfloat16")
 
 
@@ -35,7 +37,7 @@ def scaled_budget(minutes, reference_gflops, peak_gflops):
   """Minutes that match ``minutes`` on a machine of ``reference_gflops``,
   on one whose peak is ``peak_gflops`` (both float32 GFLOP/s)."""
   if peak_gflops <= 0 or reference_gflops <= 0:
-    raise ValueError("matmul peaks must be positive, got "
+    raise UserError("matmul peaks must be positive, got "
                      f"{reference_gflops} and {peak_gflops}")
   return minutes * reference_gflops / peak_gflops
 
