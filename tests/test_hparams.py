@@ -2,6 +2,7 @@
 
 import pytest
 
+from t2t_keras import registry
 from t2t_keras.hparams import HParams, HParamsError
 
 
@@ -119,3 +120,23 @@ def test_auto_precision_resolves_before_the_run_records_it(tmp_path,
   assert run.resolve_hparams("transformer_tiny", "activation_dtype=auto",
                              str(tmp_path), log=logged.append
                              ).activation_dtype == "bfloat16"
+  # ... and on a CPU without them too: a run resumes in the precision it
+  # trained in, whatever machine it resumes on.
+  monkeypatch.setattr(run, "cpu_flags", set)
+  assert run.resolve_hparams("transformer_tiny", "activation_dtype=auto",
+                             str(tmp_path), log=logged.append
+                             ).activation_dtype == "bfloat16"
+  assert logged[-1] == (f"activation_dtype=auto: bfloat16, since the run in "
+                        f"{tmp_path} trained in it")
+
+
+def test_paper_sets_choose_precision_by_the_cpu_and_test_sets_do_not():
+  """Mixed bfloat16 is the default where the CPU has bfloat16 units; the
+  tests' sets and the float32-measured transformer_multi30k pin float32."""
+  for name in ("transformer_base", "transformer_big", "transformer_parsing",
+               "transformer_parsing_small", "transformer_multi30k_ema",
+               "transformer_table3_c_n2", "transformer_small"):
+    assert registry.hparams(name).activation_dtype == "auto", name
+  for name in ("transformer_tiny", "transformer_relative_tiny",
+               "transformer_rotary_tiny", "transformer_multi30k"):
+    assert registry.hparams(name).activation_dtype == "float32", name

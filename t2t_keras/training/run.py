@@ -34,14 +34,19 @@ def resolve_hparams(hparams_set, overrides="", output_dir=None,
   would silently train a different model.
   """
   hparams = registry.hparams(hparams_set).parse(overrides)
+  saved = output_dir and os.path.join(output_dir, "hparams.json")
+  previous = HParams.load(saved) if saved and os.path.exists(saved) else None
   if hparams.activation_dtype == "auto":
-    dtype, why = choose_activation_dtype(
-        cpu_flags(), len(tf.config.list_physical_devices("GPU")))
+    if previous is not None and "activation_dtype" in previous.values():
+      # A run resumes in the precision it trained in, on any machine.
+      dtype = previous.activation_dtype
+      why = f"the run in {output_dir} trained in it"
+    else:
+      dtype, why = choose_activation_dtype(
+          cpu_flags(), len(tf.config.list_physical_devices("GPU")))
     hparams.activation_dtype = dtype
     log(f"activation_dtype=auto: {dtype}, since {why}")
-  saved = output_dir and os.path.join(output_dir, "hparams.json")
-  if saved and os.path.exists(saved):
-    previous = HParams.load(saved)
+  if previous is not None:
     # A name the saved file lacks is one added since that run was made: it
     # keeps its default.
     changed = sorted(k for k, v in hparams.values().items()
