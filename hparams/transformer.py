@@ -102,7 +102,14 @@ def transformer_parsing_small():
   # activation_dtype stays "auto": mixed bfloat16 where the CPU has
   # bfloat16 units, dev F1 77.79 against float32's 77.86 (WSJ only, 4,000
   # steps) at 1.46x the speed, which is what fits 5,500 steps in the hour.
-  return _cpu_hour(transformer_parsing(), train_steps=5500)
+  hparams = _cpu_hour(transformer_parsing(), train_steps=5500)
+  # 34K trees (3.4M target tokens, 8x Multi30k's) are seen about 6 times in
+  # the hour: P_drop 0.2 rather than 0.3 learns faster (validation F1 57.54
+  # against 42.38 at step 2,500, dev loss 0.346 against 0.460).
+  hparams.layer_prepostprocess_dropout = 0.2
+  # The average of the weights that led Multi30k's validation.
+  hparams.ema_decay = 0.999
+  return hparams
 
 
 @registry.register_hparams
