@@ -185,11 +185,11 @@ def main():
   measured = {}
 
   def measure(system, precision, *keys):
-    """Runs the keys' tasks in one worker: ("train", model) alone, or the
-    decoding tasks "beam" and "greedy" one after the other."""
+    """Runs the keys' tasks in one worker, one after the other: ("train",
+    model) and the decoding tasks "beam" and "greedy"."""
     python = python_of(system, args.envs)
-    task, model = keys[0] if isinstance(keys[0], tuple) else (
-        ",".join(keys), models[0])
+    task = ",".join(k[0] if isinstance(k, tuple) else k for k in keys)
+    model = next((k[1] for k in keys if isinstance(k, tuple)), models[0])
     steps = args.big_steps if model == "big" else args.steps
     results = run_worker(python, system, task, model, precision, steps,
                          args.quick)
@@ -204,11 +204,19 @@ def main():
       measured[(system, precision)] = {"missing": True}
       continue
     measured[(system, precision)] = {}
-    if system in TRAINS:
-      for model in models:
-        measure(system, precision, ("train", model))
-    if (system, precision) in DECODES:
-      measure(system, precision, "beam", "greedy")
+    trains = [("train", m) for m in models] if system in TRAINS else []
+    decodes = ["beam", "greedy"] if (system, precision) in DECODES else []
+    if args.quick:
+      # Toy sizes measure nothing: one worker a row saves TensorFlow's
+      # start-up (the test's time).
+      measure(system, precision, *trains, *decodes)
+    else:
+      # Each model's training in a worker of its own (peak memory is the
+      # process's), then the decoding tasks in one more.
+      for key in trains:
+        measure(system, precision, key)
+      if decodes:
+        measure(system, precision, *decodes)
     print(f"  measured {system} {precision}", file=sys.stderr, flush=True)
   for round_index in range(1, args.rounds):
     for system, precision, task in REPEATED:

@@ -130,8 +130,10 @@ def test_parameter_counts_equal_the_built_model(hparams_set, overrides,
   assert report["parameters"]["total"] == net.count_params()
 
 
+# transformer_big is base's formula at other sizes (its parameter count is
+# checked above); tracing its step under XLA took 11 s of the suite.
 @pytest.mark.parametrize("hparams_set,model", [
-    ("transformer_base", "transformer"), ("transformer_big", "transformer"),
+    ("transformer_base", "transformer"),
     ("transformer_relative_tiny", "transformer_relative"),
     ("transformer_rotary_tiny", "transformer_rotary")])
 def test_flops_agree_with_a_traced_training_step(hparams_set, model):
