@@ -101,7 +101,8 @@ def transformer_parsing_small():
   # 1:1, last 5 checkpoints averaged, beam 21); validation F1 still rising.
   # activation_dtype stays "auto": mixed bfloat16 where the CPU has
   # bfloat16 units, dev F1 77.79 against float32's 77.86 (WSJ only, 4,000
-  # steps) at 1.46x the speed, which is what fits 5,500 steps in the hour.
+  # steps) at 1.46x the speed, which brings 5,500 steps near the hour (58
+  # and 63 minutes on two CPUs of 202 and 210 GFLOP/s float32 peak).
   hparams = _cpu_hour(transformer_parsing(), train_steps=5500)
   # 34K trees (3.4M target tokens, 8x Multi30k's) are seen about 6 times in
   # the hour: P_drop 0.2 rather than 0.3 learns faster (validation F1 57.54

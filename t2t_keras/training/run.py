@@ -27,7 +27,8 @@ from t2t_keras.training.warm_start import vocab_digest, warm_start
 def resolve_hparams(hparams_set, overrides="", output_dir=None,
                     log=log_line):
   """The hparams set with ``overrides`` applied, ``activation_dtype=auto``
-  resolved for this machine (the choice and its reason logged).
+  resolved for this machine, or to the precision the run in ``output_dir``
+  trained in when it resumes one (the choice and its reason logged).
 
   When ``output_dir`` already holds an hparams.json from an earlier run of
   the same command, its values must agree: resuming with other hparams
