@@ -3,9 +3,10 @@
 # Treebank sample (files wsj_0001-0159 train, wsj_0160-0179 dev), with the
 # 30,830 CRAFT trees (normalized to WSJ's labels) mixed 1:1 into training,
 # with transformer_parsing_small on 2 CPU cores (P_drop 0.2, an average of
-# the weights, mixed bfloat16 where the CPU has bfloat16 units). Trees are linearized with the words as leaves
-# (parsing_wsj; PROBLEM=parsing_wsj_xx for XX placeholders) and every
-# search is constrained to well-formed trees over exactly the input words.
+# the weights, mixed bfloat16 where the CPU has bfloat16 units). Trees are
+# linearized with the words as leaves (parsing_wsj; PROBLEM=parsing_wsj_xx
+# for XX placeholders) and every search is constrained to well-formed
+# trees over exactly the input words.
 # The trainer decodes dev at each evaluation (constrained greedy search)
 # and keeps the checkpoint of the best EVALB F1; then the last checkpoints
 # are averaged, dev is decoded with the paper's beam 21 and alpha 0.3, and

@@ -38,7 +38,7 @@ def scaled_budget(minutes, reference_gflops, peak_gflops):
   on one whose peak is ``peak_gflops`` (both float32 GFLOP/s)."""
   if peak_gflops <= 0 or reference_gflops <= 0:
     raise UserError("matmul peaks must be positive, got "
-                     f"{reference_gflops} and {peak_gflops}")
+                    f"{reference_gflops} and {peak_gflops}")
   return minutes * reference_gflops / peak_gflops
 
 
