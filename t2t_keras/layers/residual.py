@@ -42,6 +42,12 @@ class ResidualBlock(keras.layers.Layer):
           name=f"layer_norm_{i}"))
     self._residual_dropout = Dropout(self.dropout)
 
+  def build(self, x_shape):
+    """Nothing of its own: each sub-layer builds on its first call. (A
+    layer without ``build`` would be traced symbolically by Keras before
+    its first call, every sub-layer with it.)"""
+    del x_shape
+
   def residual_in(self, i, x):
     """The sub-layer's input: normalized first under pre-norm."""
     return self._norm(i)(x) if self.norm_position == "pre" else x

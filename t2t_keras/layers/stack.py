@@ -57,6 +57,11 @@ class Stack(keras.layers.Layer):
                            dtype=self.dtype_policy, name="final_layer_norm")
         if norm_position == "pre" else None)
 
+  def build(self, x_shape):
+    """Nothing of its own: positions, layers and norm build on their first
+    call (see ``ResidualBlock.build``)."""
+    del x_shape
+
   @property
   def blocks(self):
     """The N encoder or decoder layers, bottom first."""
