@@ -19,7 +19,7 @@ minutes, so one round's ratio is one draw).
 
 Usage: python benchmarks/speed_table.py [--models base,big] [--steps 10]
          [--big_steps 3] [--rounds 1] [--envs ~/.cache/t2t_keras]
-         [--systems ...] [--quick]
+         [--systems ...] [--precisions float32,bfloat16,xla,int8] [--quick]
 """
 
 import argparse
@@ -157,12 +157,19 @@ def main():
                       help="repeat what the targets compare this many times")
   parser.add_argument("--envs", default=os.environ.get(
       "T2T_KERAS_CACHE", os.path.expanduser("~/.cache/t2t_keras")))
+  parser.add_argument("--precisions", default="float32,bfloat16,xla,int8",
+                      help="the rows' precisions to run (e.g. float32)")
   parser.add_argument("--quick", action="store_true",
                       help="toy sizes: checks the command, measures nothing")
   args = parser.parse_args()
   s = shapes.sizes(args.quick)
   models = ["toy"] if args.quick else args.models.split(",")
   systems = args.systems.split(",")
+  precisions = args.precisions.split(",")
+  unknown = sorted(set(precisions) - {p for _, p in ROWS})
+  if unknown:
+    parser.error(f"--precisions: unknown {', '.join(unknown)}; expected "
+                 "some of float32, bfloat16, xla, int8")
   peaks = matmul_peaks(256 if args.quick else 4096)
   rounds_note = (f"what the targets compare: median of {args.rounds} "
                  f"rounds; " if args.rounds > 1 else "")
@@ -198,7 +205,7 @@ def main():
           results[key[0] if isinstance(key, tuple) else key])
 
   for system, precision in ROWS:
-    if system not in systems:
+    if system not in systems or precision not in precisions:
       continue
     if python_of(system, args.envs) is None:
       measured[(system, precision)] = {"missing": True}
