@@ -50,6 +50,7 @@ ROWS = (("t2t_keras", "float32"), ("t2t_keras", "bfloat16"),
         ("t2t_keras", "xla"), ("savedmodel", "float32"), ("garden", "float32"),
         ("garden", "bfloat16"), ("garden", "xla"), ("torch", "float32"), ("torch", "bfloat16"),
         ("ctranslate2", "float32"), ("ctranslate2", "int8"))
+PRECISIONS = tuple(dict.fromkeys(p for _, p in ROWS))   # in ROWS' order
 TRAINS = {"t2t_keras", "garden", "torch"}
 DECODES = {("t2t_keras", "float32"), ("t2t_keras", "bfloat16"),
            ("savedmodel", "float32"),
@@ -157,7 +158,7 @@ def main():
                       help="repeat what the targets compare this many times")
   parser.add_argument("--envs", default=os.environ.get(
       "T2T_KERAS_CACHE", os.path.expanduser("~/.cache/t2t_keras")))
-  parser.add_argument("--precisions", default="float32,bfloat16,xla,int8",
+  parser.add_argument("--precisions", default=",".join(PRECISIONS),
                       help="the rows' precisions to run (e.g. float32)")
   parser.add_argument("--quick", action="store_true",
                       help="toy sizes: checks the command, measures nothing")
@@ -166,10 +167,10 @@ def main():
   models = ["toy"] if args.quick else args.models.split(",")
   systems = args.systems.split(",")
   precisions = args.precisions.split(",")
-  unknown = sorted(set(precisions) - {p for _, p in ROWS})
+  unknown = sorted(set(precisions) - set(PRECISIONS))
   if unknown:
     parser.error(f"--precisions: unknown {', '.join(unknown)}; expected "
-                 "some of float32, bfloat16, xla, int8")
+                 f"some of {', '.join(PRECISIONS)}")
   peaks = matmul_peaks(256 if args.quick else 4096)
   rounds_note = (f"what the targets compare: median of {args.rounds} "
                  f"rounds; " if args.rounds > 1 else "")
