@@ -1,7 +1,8 @@
 """parsing_wsj: English constituency parsing as translation (section 6.3),
 on Penn Treebank trees linearized as in Vinyals & Kaiser et al. 2014, with
-the words themselves as leaves (``parsing_wsj_xx``: Vinyals et al.'s XX
-placeholders; ``parsing_wsj_tags``: part-of-speech tags), decoded under a
+the words themselves as leaves (``parsing_wsj_first``: each word's first
+subword piece; ``parsing_wsj_xx``: Vinyals et al.'s XX placeholders;
+``parsing_wsj_tags``: part-of-speech tags), decoded under a
 constraint that makes every output a tree over exactly the input words."""
 
 import glob
@@ -13,7 +14,8 @@ from t2t_keras import trees
 from t2t_keras.data.corpus import CorpusError, check_file
 from t2t_keras.data.sources import Mixture, PairSource
 from t2t_keras.data.text_problem import Text2TextProblem
-from t2t_keras.decoding.tree_constraint import WORD_START, TreeConstraint
+from t2t_keras.decoding.tree_constraint import (WORD_START, TreeConstraint,
+                                                first_pieces)
 from t2t_keras.logs import log_line
 from t2t_keras.metrics import evalb
 
@@ -154,7 +156,11 @@ class ParsingWsj(Text2TextProblem):
             f"pieces in this {self.name} vocabulary, not one (a label that "
             "only dev or test trees use?); rebuild the vocabulary in a new "
             "--data_dir")
-    return super().encode_pair(vocab, source, target)
+    inputs, targets = super().encode_pair(vocab, source, target)
+    if self.leaves == "first":     # each word's first piece (EOS is kept)
+      keep = first_pieces(vocab.pieces(targets[:-1])) + [True]
+      targets = [t for t, k in zip(targets, keep) if k]
+    return inputs, targets
 
   def write_split(self, source, vocab, data_dir, split, log=log_line,
                   log_every=50_000, name=None):
@@ -174,11 +180,12 @@ class ParsingWsj(Text2TextProblem):
 
   # -- decoding ------------------------------------------------------------
   def decode_constraint(self, data_dir):
-    leaf = None if self.leaves == "words" else WORD_START + trees.PAD_TAG
+    leaf = WORD_START + trees.PAD_TAG if self.leaves == "xx" else None
     if self.leaves == "tags":
       return None    # any tag may stand for a word: nothing to constrain
     return TreeConstraint(self.vocab(data_dir).all_pieces(), leaf,
-                          renormalize=self.constraint_renormalize)
+                          renormalize=self.constraint_renormalize,
+                          first_piece=self.leaves == "first")
 
   def postprocess(self, output, sentence):
     """What t2t-decoder writes: the predicted tree, repaired if need be."""
@@ -207,6 +214,17 @@ def _labels(tree):
   if isinstance(children, str):
     return set()
   return {label}.union(*(_labels(c) for c in children))
+
+
+@registry.register_problem
+class ParsingWsjFirst(ParsingWsj):
+  """parsing_wsj with each word's first subword piece as its leaf: the
+  decoder still reads where it is in the sentence, and a tree is 15% fewer
+  target tokens (61.7 against 72.6 on the WSJ sample's training trees, a
+  4,000-piece vocabulary). Forced decoding (``t2t-decoder --score``)
+  encodes targets as plain text, whose continuation pieces this problem's
+  constraint refuses: such scores are about -1e9."""
+  leaves = "first"
 
 
 @registry.register_problem

@@ -15,6 +15,9 @@ and one leaf token per word, by ``leaves``:
     leaves="tags":   (S (NP NNP )NP (VP VBZ (NP DT NN )NP )VP . )S
 
 "words" copies the input (the decoder then reads which word it has reached);
+"first" is "words" here, and keeps only each word's first subword piece once
+encoded (``decoding.tree_constraint.first_pieces``; the output then shows a
+prefix of each word, such as "Con" for "Consolidated");
 "xx" is Vinyals et al.'s placeholder; "tags" predicts part-of-speech tags,
 which EVALB does not score.
 
@@ -146,7 +149,7 @@ def words(tree):
   return [w for child in tree[1] for w in words(child)]
 
 
-LEAVES = ("words", "xx", "tags")
+LEAVES = ("words", "first", "xx", "tags")
 
 
 def is_bracket(token):
@@ -165,7 +168,7 @@ def linearize(tree, leaves="tags"):
   def walk(node):
     label, children = node
     if isinstance(children, str):
-      tokens.append({"words": children, "xx": PAD_TAG,
+      tokens.append({"words": children, "first": children, "xx": PAD_TAG,
                      "tags": label}[leaves])
       return
     tokens.append("(" + label)
@@ -181,8 +184,8 @@ def well_formed(tokens, sentence_words, leaves="tags"):
   """Whether output ``tokens`` are one tree over exactly
   ``sentence_words``: a single root, brackets balanced, each closing label
   the one it closes, no empty constituent, one leaf per word (the word
-  itself when ``leaves`` is "words"). What ``delinearize`` returns
-  unrepaired."""
+  itself when ``leaves`` is "words", a prefix of it when "first"). What
+  ``delinearize`` returns unrepaired."""
   stack, placed = [], 0
   for position, token in enumerate(tokens):
     if token.startswith("(") and len(token) > 1:
@@ -197,7 +200,9 @@ def well_formed(tokens, sentence_words, leaves="tags"):
         stack[-1][1] += 1
     else:
       if not stack or placed >= len(sentence_words) or (
-          leaves == "words" and token != sentence_words[placed]):
+          leaves == "words" and token != sentence_words[placed]) or (
+              leaves == "first" and
+              not sentence_words[placed].startswith(token)):
         return False
       placed += 1
       stack[-1][1] += 1

@@ -27,34 +27,46 @@ SAMPLE = os.path.join("ptb", "nltk_treebank_sample", "wsj_0001-0179")
 TINY = "hidden_size=32,filter_size=64,num_hidden_layers=1,num_heads=2"
 
 
-@pytest.fixture(scope="module")
-def random_parser(shared_data, tmp_path_factory):
-  """(data_dir, run_dir, 50 dev sentences) of a parser trained 1 step on
-  the sample's first 600 trees (its dev split too: the run's closing
-  evaluation reads all of dev)."""
-  root = tmp_path_factory.mktemp("parser")
+def _random_parser(problem_name, shared_data, tmp_path_factory):
+  """(data_dir, run_dir, 50 dev sentences) of a ``problem_name`` parser
+  trained 1 step on the sample's first 600 trees (its dev split too: the
+  run's closing evaluation reads all of dev)."""
+  root = tmp_path_factory.mktemp(problem_name)
   data, out = str(root / "data"), str(root / "run")
   with open(os.path.join(shared_data, SAMPLE + ".trees"),
             encoding="utf-8") as f:
     first = [next(f) for _ in range(600)]
   (root / "sample.trees").write_text("".join(first), encoding="utf-8")
-  generate("parsing_wsj", data, raw_dir=str(root),
+  generate(problem_name, data, raw_dir=str(root),
            raw_prefixes="train=sample,dev=sample", vocab_size=1000,
            log=lambda _: None)
-  train(RunConfig("parsing_wsj", "transformer_tiny", out, data_dir=data,
+  train(RunConfig(problem_name, "transformer_tiny", out, data_dir=data,
                   train_steps=1, hparams_overrides=TINY, eval_bleu=False),
         log=lambda _: None)
-  _, sources, _ = split_text(registry.problem("parsing_wsj"), data, "dev",
+  _, sources, _ = split_text(registry.problem(problem_name), data, "dev",
                              50)
   return data, out, sources
 
 
-def _decode(data, out, sources, overrides="", saved_model_dir=None):
+@pytest.fixture(scope="module")
+def random_parser(shared_data, tmp_path_factory):
+  """``_random_parser`` of parsing_wsj (the words as leaves)."""
+  return _random_parser("parsing_wsj", shared_data, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def random_first_parser(shared_data, tmp_path_factory):
+  """``_random_parser`` of parsing_wsj_first (each word's first piece)."""
+  return _random_parser("parsing_wsj_first", shared_data, tmp_path_factory)
+
+
+def _decode(data, out, sources, overrides="", saved_model_dir=None,
+            problem_name="parsing_wsj"):
   """t2t-decoder's run.decode in process: (output lines, log lines)."""
   log, target = [], io.BytesIO()
   source = LineReader(io.BytesIO("".join(s + "\n" for s in sources)
                                  .encode("utf-8")), "input")
-  run.decode("parsing_wsj", out, data, source, target,
+  run.decode(problem_name, out, data, source, target,
              decode_overrides=overrides, saved_model_dir=saved_model_dir,
              log=log.append)
   return target.getvalue().decode("utf-8").splitlines(), log
@@ -66,19 +78,24 @@ def _assert_trees_over(outputs, sources):
     assert trees.words(trees.parse(output)) == source.split(), output
 
 
-def test_random_parser_outputs_are_trees_over_the_input(random_parser,
-                                                        tmp_path):
-  data, out, sources = random_parser
-  problem = registry.problem("parsing_wsj")
+@pytest.mark.parametrize("problem_name,leaves",
+                         [("parsing_wsj", "words"),
+                          ("parsing_wsj_first", "first")])
+def test_random_parser_outputs_are_trees_over_the_input(problem_name, leaves,
+                                                        request, tmp_path):
+  data, out, sources = request.getfixturevalue(
+      "random_parser" if leaves == "words" else "random_first_parser")
+  problem = registry.problem(problem_name)
   # Beam (a small beam, to keep it quick) and greedy, as t2t-decoder runs;
   # a short length limit (random weights open brackets up to it) keeps it
   # quick and makes the length budget bind.
   for overrides in ("beam_size=4,extra_length=20",
                     "beam_size=1,extra_length=20"):
-    outputs, log = _decode(data, out, sources, overrides)
+    outputs, log = _decode(data, out, sources, overrides,
+                           problem_name=problem_name)
     _assert_trees_over(outputs, sources)
     assert "repaired 0 of 50" in log, log
-    assert any("constrained (parsing_wsj)" in line for line in log), log
+    assert any(f"constrained ({problem_name})" in line for line in log), log
   # The raw outputs, before any repair, are well-formed linearized trees.
   model, _, _, _ = load_model_from_dir(out)
   decoder = Decoder(model, problem.vocab(data),
@@ -87,16 +104,21 @@ def test_random_parser_outputs_are_trees_over_the_input(random_parser,
                     constraint=problem.decode_constraint(data))
   raw = decoder.decode(sources)
   for text, source in zip(raw, sources):
-    assert trees.well_formed(text.split(), source.split(), "words"), text
+    assert trees.well_formed(text.split(), source.split(), leaves), text
     # At most 6 brackets opened in a row (random weights open brackets).
     assert "(" + " (".join(["X"] * 7) not in " ".join(
         "X" if t.startswith("(") else t for t in text.split()), text
+  # Under "first" a leaf is its word's first piece: in 50 sentences some
+  # word has several pieces, and the leaves are not all the words.
+  assert all(trees.well_formed(t.split(), s.split(), "words")
+             for t, s in zip(raw, sources)) == (leaves == "words")
   # The SavedModel holds the constraint (and still passes the op check).
-  export_dir = export_run("parsing_wsj", out, data,
+  export_dir = export_run(problem_name, out, data,
                           decode_overrides="beam_size=4,extra_length=20",
                           export_dir=str(tmp_path / "export"), version=1,
                           log=lambda _: None)
-  outputs, log = _decode(data, out, sources, saved_model_dir=export_dir)
+  outputs, log = _decode(data, out, sources, saved_model_dir=export_dir,
+                         problem_name=problem_name)
   _assert_trees_over(outputs, sources)
   assert "repaired 0 of 50" in log, log
   # Without the constraint the same model does not parse.

@@ -3,9 +3,10 @@ tree over exactly the input words, in order (``t2t_keras.trees``).
 
 Tokens are SentencePiece pieces of one shared vocabulary: bracket tokens
 ("(NP", ")NP") are single pieces; leaves are either the words themselves,
-copied piece by piece from the source (``leaf_piece=None``), or one
-placeholder piece a word (``leaf_piece``, e.g. "XX"). At each step a
-hypothesis may emit
+copied piece by piece from the source (``leaf_piece=None``), each word's
+first piece only (``first_piece``: the source's pieces that ``first_pieces``
+keeps), or one placeholder piece a word (``leaf_piece``, e.g. "XX"). At each
+step a hypothesis may emit
 
 * an opening bracket: at a word boundary, while words are left, inside the
   root (or as the root, at step 0), below ``max_depth``, at most
@@ -17,8 +18,8 @@ hypothesis may emit
 * the closing bracket of the innermost open constituent: at a word
   boundary, if that constituent holds something, and for the root only once
   every word is placed;
-* the next leaf: the next source piece (inside a word, the only choice), or
-  the placeholder;
+* the next leaf: the next source piece (of those kept; inside a word, the
+  only choice), or the placeholder;
 * EOS: once every word is placed and every bracket closed.
 
 The budget: with ``left`` leaf tokens still to place and ``depth`` brackets
@@ -39,6 +40,15 @@ from t2t_keras.ids import EOS_ID, PAD_ID
 WORD_START = "\u2581"      # SentencePiece's mark of a word-initial piece
 MAX_DEPTH = 64
 MAX_OPENS = 6
+
+
+def first_pieces(pieces):
+  """Which of a sequence's ``pieces`` (str) ``first_piece`` leaves keep:
+  every word-initial piece (brackets included) and, after a bare U+2581
+  (a word whose first character has no piece of its own), the next piece,
+  so that every kept word has visible text. Returns list of bool."""
+  return [p.startswith(WORD_START) or (i > 0 and pieces[i - 1] == WORD_START)
+          for i, p in enumerate(pieces)]
 
 
 def vocab_tables(pieces):
@@ -74,6 +84,8 @@ class TreeConstraint(Constraint):
     pieces: the shared vocabulary's pieces (``SubwordVocab.all_pieces``).
     leaf_piece: the placeholder leaf piece (e.g. "\u2581XX"); None: leaves
       copy the input words.
+    first_piece: with ``leaf_piece`` None, leaves copy each word's first
+      piece only (``first_pieces``), not the whole word.
     max_depth: the deepest nesting allowed.
     max_opens: the most brackets opened in a row (without a leaf between).
     renormalize: True: the model's distribution renormalized over the
@@ -82,9 +94,10 @@ class TreeConstraint(Constraint):
   """
 
   def __init__(self, pieces, leaf_piece=None, max_depth=MAX_DEPTH,
-               max_opens=MAX_OPENS, renormalize=True):
-    self.renormalize = renormalize
+               max_opens=MAX_OPENS, renormalize=True, first_piece=False):
+    self.renormalize, self.first_piece = renormalize, first_piece
     self.tables = vocab_tables(pieces)
+    self.bare_id = pieces.index(WORD_START) if WORD_START in pieces else -1
     self.leaf_id = None if leaf_piece is None else pieces.index(leaf_piece)
     self.max_depth, self.max_opens = max_depth, max_opens
 
@@ -99,7 +112,18 @@ class TreeConstraint(Constraint):
     inputs = tf.cast(inputs, tf.int32)
     real = tf.logical_and(tf.not_equal(inputs, PAD_ID),
                           tf.not_equal(inputs, EOS_ID))
-    if self.leaf_id is None:
+    if self.leaf_id is None and self.first_piece:
+      # The kept pieces (``first_pieces``), moved to the front in order.
+      starts = tf.gather(tf.constant(self.tables["word_start"]),
+                         tf.where(real, inputs, 0))
+      after_bare = tf.pad(tf.equal(inputs, self.bare_id)[:, :-1],
+                          [[0, 0], [1, 0]])
+      keep = real & (starts | after_bare)
+      order = tf.math.top_k(tf.cast(keep, tf.int32),
+                            k=tf.shape(inputs)[1]).indices    # stable
+      inputs = tf.gather(inputs, order, batch_dims=1)
+      leaves = tf.reduce_sum(tf.cast(keep, tf.int32), 1)
+    elif self.leaf_id is None:
       leaves = tf.reduce_sum(tf.cast(real, tf.int32), 1)
     else:   # one placeholder a word: count word-initial pieces
       starts = tf.gather(tf.constant(self.tables["word_start"]),
