@@ -16,6 +16,7 @@ from t2t_keras.data.sources import Mixture, PairSource
 from t2t_keras.data.text_problem import Text2TextProblem
 from t2t_keras.decoding.tree_constraint import (WORD_START, TreeConstraint,
                                                 first_pieces)
+from t2t_keras.ids import EOS_ID
 from t2t_keras.logs import log_line
 from t2t_keras.metrics import evalb
 
@@ -156,11 +157,17 @@ class ParsingWsj(Text2TextProblem):
             f"pieces in this {self.name} vocabulary, not one (a label that "
             "only dev or test trees use?); rebuild the vocabulary in a new "
             "--data_dir")
-    inputs, targets = super().encode_pair(vocab, source, target)
-    if self.leaves == "first":     # each word's first piece (EOS is kept)
-      keep = first_pieces(vocab.pieces(targets[:-1])) + [True]
-      targets = [t for t, k in zip(targets, keep) if k]
-    return inputs, targets
+    return (vocab.encode(source) + [EOS_ID],
+            self._leaf_vocab(vocab).encode(target) + [EOS_ID])
+
+  def target_vocab(self, data_dir):
+    """``vocab``; under "first" leaves, one whose ``encode`` keeps each
+    word's first piece (forced decoding and prefixes encode targets with
+    it; the SavedModel's prefixes are encoded whole)."""
+    return self._leaf_vocab(self.vocab(data_dir))
+
+  def _leaf_vocab(self, vocab):
+    return FirstPieceVocab(vocab) if self.leaves == "first" else vocab
 
   def write_split(self, source, vocab, data_dir, split, log=log_line,
                   log_every=50_000, name=None):
@@ -209,6 +216,23 @@ class ParsingWsj(Text2TextProblem):
     return evalb.evaluate(gold, outputs)["all"].scores()[2]
 
 
+class FirstPieceVocab:
+  """A ``SubwordVocab`` whose ``encode`` keeps only the pieces
+  ``first_pieces`` keeps (every word's first piece, and the brackets); the
+  rest is the vocabulary's."""
+
+  def __init__(self, vocab):
+    self.vocab = vocab
+
+  def encode(self, text):
+    ids = self.vocab.encode(text)
+    keep = first_pieces(self.vocab.pieces(ids))
+    return [i for i, k in zip(ids, keep) if k]
+
+  def __getattr__(self, name):
+    return getattr(self.vocab, name)
+
+
 def _labels(tree):
   label, children = tree
   if isinstance(children, str):
@@ -221,9 +245,8 @@ class ParsingWsjFirst(ParsingWsj):
   """parsing_wsj with each word's first subword piece as its leaf: the
   decoder still reads where it is in the sentence, and a tree is 15% fewer
   target tokens (61.7 against 72.6 on the WSJ sample's training trees, a
-  4,000-piece vocabulary). Forced decoding (``t2t-decoder --score``)
-  encodes targets as plain text, whose continuation pieces this problem's
-  constraint refuses: such scores are about -1e9."""
+  4,000-piece vocabulary). Targets to score (``t2t-decoder --score``) may
+  have the words or their first pieces as leaves."""
   leaves = "first"
 
 

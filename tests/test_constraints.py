@@ -129,26 +129,39 @@ def test_random_parser_outputs_are_trees_over_the_input(problem_name, leaves,
              for t, s in zip(free.decode(sources), sources)) > 25
 
 
-def test_scoring_under_the_constraint_matches_the_search(random_parser):
-  data, out, sources = random_parser
-  problem = registry.problem("parsing_wsj")
+@pytest.mark.parametrize("problem_name", ["parsing_wsj", "parsing_wsj_first"])
+def test_scoring_under_the_constraint_matches_the_search(problem_name,
+                                                         request):
+  data, out, sources = request.getfixturevalue(
+      "random_parser" if problem_name == "parsing_wsj" else
+      "random_first_parser")
+  problem = registry.problem(problem_name)
   model, _, _, _ = load_model_from_dir(out)
   constraint = problem.decode_constraint(data)
-  vocab = problem.vocab(data)
+  vocab = problem.target_vocab(data)   # "first": encodes first pieces
   # A limit the outputs do not reach (EOS is forced there).
-  decoder = Decoder(model, vocab,
+  decoder = Decoder(model, problem.vocab(data),
                     decode_hparams("beam_size=1,extra_length=300"),
-                    constraint=constraint)
+                    constraint=constraint, target_vocab=vocab)
   batch = [decoder.encode(s) for s in sources[:8]]
   ids, scores = decoder.search(padded(batch))
   outputs = [vocab.decode(row[0]) for row in ids]
-  scorer = Scorer(model, vocab, constraint=constraint, extra_length=300)
+  scorer = Scorer(model, problem.vocab(data), vocab, constraint=constraint,
+                  extra_length=300)
   for (log_prob, _), score in zip(
       scorer.score(list(zip(sources[:8], outputs))), scores[:, 0]):
     assert log_prob == pytest.approx(float(score), rel=1e-3, abs=1e-3)
   # A target the constraint forbids (a word missing) scores about -1e9.
-  bad = outputs[0].replace(sources[0].split()[0], "", 1)
+  tokens = outputs[0].split()
+  leaf = next(i for i, t in enumerate(tokens) if not trees.is_bracket(t))
+  bad = " ".join(tokens[:leaf] + tokens[leaf + 1:])
   assert scorer.score([(sources[0], bad)])[0][0] < -1e8
+  if problem_name == "parsing_wsj_first":   # whole words as leaves score
+    words = iter(sources[0].split())         # as their first pieces
+    whole = " ".join(t if trees.is_bracket(t) else next(words)
+                     for t in tokens)
+    assert scorer.score([(sources[0], whole)])[0][0] == pytest.approx(
+        float(scores[0, 0]), rel=1e-3, abs=1e-3)
 
 
 def test_prefixes_begin_each_output_and_score_as_forced(trained_run,
