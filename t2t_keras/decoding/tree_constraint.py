@@ -112,13 +112,13 @@ class TreeConstraint(Constraint):
     inputs = tf.cast(inputs, tf.int32)
     real = tf.logical_and(tf.not_equal(inputs, PAD_ID),
                           tf.not_equal(inputs, EOS_ID))
+    starts = real & tf.gather(tf.constant(self.tables["word_start"]),
+                              tf.where(real, inputs, 0))
     if self.leaf_id is None and self.first_piece:
       # The kept pieces (``first_pieces``), moved to the front in order.
-      starts = tf.gather(tf.constant(self.tables["word_start"]),
-                         tf.where(real, inputs, 0))
       after_bare = tf.pad(tf.equal(inputs, self.bare_id)[:, :-1],
                           [[0, 0], [1, 0]])
-      keep = real & (starts | after_bare)
+      keep = starts | (real & after_bare)
       order = tf.math.top_k(tf.cast(keep, tf.int32),
                             k=tf.shape(inputs)[1]).indices    # stable
       inputs = tf.gather(inputs, order, batch_dims=1)
@@ -126,10 +126,7 @@ class TreeConstraint(Constraint):
     elif self.leaf_id is None:
       leaves = tf.reduce_sum(tf.cast(real, tf.int32), 1)
     else:   # one placeholder a word: count word-initial pieces
-      starts = tf.gather(tf.constant(self.tables["word_start"]),
-                         tf.where(real, inputs, 0))
-      leaves = tf.reduce_sum(tf.cast(tf.logical_and(real, starts), tf.int32),
-                             1)
+      leaves = tf.reduce_sum(tf.cast(starts, tf.int32), 1)
     n = tf.shape(inputs)[0] * hypotheses
     return {"source": per_hypothesis(inputs, hypotheses),
             "leaves": per_hypothesis(leaves, hypotheses),
