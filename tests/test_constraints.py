@@ -60,6 +60,11 @@ def random_first_parser(shared_data, tmp_path_factory):
   return _random_parser("parsing_wsj_first", shared_data, tmp_path_factory)
 
 
+# Each parsing problem's random parser, by the fixture that makes it.
+PARSERS = {"parsing_wsj": "random_parser",
+           "parsing_wsj_first": "random_first_parser"}
+
+
 def _decode(data, out, sources, overrides="", saved_model_dir=None,
             problem_name="parsing_wsj"):
   """t2t-decoder's run.decode in process: (output lines, log lines)."""
@@ -78,14 +83,12 @@ def _assert_trees_over(outputs, sources):
     assert trees.words(trees.parse(output)) == source.split(), output
 
 
-@pytest.mark.parametrize("problem_name,leaves",
-                         [("parsing_wsj", "words"),
-                          ("parsing_wsj_first", "first")])
-def test_random_parser_outputs_are_trees_over_the_input(problem_name, leaves,
-                                                        request, tmp_path):
-  data, out, sources = request.getfixturevalue(
-      "random_parser" if leaves == "words" else "random_first_parser")
+@pytest.mark.parametrize("problem_name", list(PARSERS))
+def test_random_parser_outputs_are_trees_over_the_input(problem_name, request,
+                                                        tmp_path):
+  data, out, sources = request.getfixturevalue(PARSERS[problem_name])
   problem = registry.problem(problem_name)
+  leaves = problem.leaves
   # Beam (a small beam, to keep it quick) and greedy, as t2t-decoder runs;
   # a short length limit (random weights open brackets up to it) keeps it
   # quick and makes the length budget bind.
@@ -129,12 +132,10 @@ def test_random_parser_outputs_are_trees_over_the_input(problem_name, leaves,
              for t, s in zip(free.decode(sources), sources)) > 25
 
 
-@pytest.mark.parametrize("problem_name", ["parsing_wsj", "parsing_wsj_first"])
+@pytest.mark.parametrize("problem_name", list(PARSERS))
 def test_scoring_under_the_constraint_matches_the_search(problem_name,
                                                          request):
-  data, out, sources = request.getfixturevalue(
-      "random_parser" if problem_name == "parsing_wsj" else
-      "random_first_parser")
+  data, out, sources = request.getfixturevalue(PARSERS[problem_name])
   problem = registry.problem(problem_name)
   model, _, _, _ = load_model_from_dir(out)
   constraint = problem.decode_constraint(data)
