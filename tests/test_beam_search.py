@@ -32,7 +32,7 @@ def step_log_probs(model, inputs, prefix, limit):
   return logits - np.logaddexp.reduce(logits)
 
 
-def brute_force(model, inputs, limit, alpha):
+def brute_force(model, inputs, limit, alpha, reward=0.0):
   """Every sequence of words then EOS up to ``limit`` tokens, scored (each
   prefix's distribution computed once)."""
   steps = {}
@@ -48,7 +48,8 @@ def brute_force(model, inputs, limit, alpha):
       sequence = tuple(words) + (1,)
       logp = sum(log_probs(sequence[:t])[tok]
                  for t, tok in enumerate(sequence))
-      scored.append((logp / ((5 + length) / 6) ** alpha, list(sequence)))
+      scored.append((logp / ((5 + length) / 6) ** alpha + reward * length,
+                     list(sequence)))
   return sorted(scored, reverse=True)
 
 
@@ -57,22 +58,26 @@ def strip(ids):
   return ids[:ids.index(1) + 1] if 1 in ids else ids
 
 
-@pytest.mark.parametrize("alpha", [0.0, 0.6])
-def test_wide_beam_finds_the_best_sequence(alpha):
+@pytest.mark.parametrize("alpha,reward", [(0.0, 0.0), (0.6, 0.0),
+                                          (0.6, 1.5), (0.0, -1.0)])
+def test_wide_beam_finds_the_best_sequence(alpha, reward):
+  """Also with a length reward either way (the early stop's bound)."""
   model = tiny_model()
   inputs = np.array([[3, 1]], "int32")          # 2 tokens -> limit 2 + 2
   limit = 4
-  best = brute_force(model, inputs, limit, alpha)
+  best = brute_force(model, inputs, limit, alpha, reward)
   ids, scores = beam_search(model, inputs, beam_size=27, alpha=alpha,
-                            extra_length=2)
+                            extra_length=2, length_reward=reward)
   assert strip(ids[0, 0]) == best[0][1]
   assert float(scores[0, 0]) == pytest.approx(best[0][0], abs=1e-4)
-  # The n-best list is the brute-force ranking.
+  # The n-best list is the brute-force ranking (searched until K ended).
+  ids, _ = beam_search(model, inputs, beam_size=27, alpha=alpha,
+                       extra_length=2, nbest=True, length_reward=reward)
   for k in range(3):
     assert strip(ids[0, k]) == best[k][1]
   # A beam of 4 returns a sequence scored as the decoder scores it.
   ids4, scores4 = beam_search(model, inputs, beam_size=4, alpha=alpha,
-                              extra_length=2)
+                              extra_length=2, length_reward=reward)
   table = {tuple(seq): score for score, seq in best}
   assert float(scores4[0, 0]) == pytest.approx(
       table[tuple(strip(ids4[0, 0]))], abs=1e-4)

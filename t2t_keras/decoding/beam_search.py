@@ -5,7 +5,11 @@ output length input length + 50, early termination.
 
 Written with core TensorFlow ops only (tf.while_loop, gather, top_k), so a
 SavedModel of it loads in stock TF Serving. Scores are GNMT's (the paper's
-[38]): log P(Y|X) / lp(Y), lp(Y) = ((5 + |Y|) / 6)^alpha, |Y| counting EOS.
+[38]): log P(Y|X) / lp(Y), lp(Y) = ((5 + |Y|) / 6)^alpha, |Y| counting EOS,
+plus ``length_reward`` x |Y| (a word reward, as Marian's word penalty with
+the sign turned; 0, the paper's, by default). Where alpha barely moves long
+outputs (lp changes by ~alpha / (5 + |Y|) a token), the reward buys each
+token the same.
 Under a mixed dtype policy the search reads the model's weights cast to the
 compute dtype once a batch (``kernels.weights_once``), not once a step.
 
@@ -31,16 +35,19 @@ from t2t_keras.layers.masks import NEG_INF
 
 @reading_weights_once
 def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
-                extra_length=EXTRA_LENGTH, nbest=False, constraint=None):
+                extra_length=EXTRA_LENGTH, nbest=False, constraint=None,
+                length_reward=0.0):
   """Beam search. inputs: int [batch, length].
 
   With ``nbest`` the search goes on until ``beam_size`` hypotheses have
   finished (or the length limit), not only the best one, so that all of
   them are real; where fewer exist, the rest score about NEG_INF.
   ``constraint``: optional ``decoding.constraints.Constraint``.
+  ``length_reward``: added to a finished hypothesis's score per token.
 
   Returns (ids [batch, beam_size, max_length], 0-padded after EOS, best
-  first; scores [batch, beam_size], length-penalized log-probabilities).
+  first; scores [batch, beam_size], length-penalized log-probabilities
+  plus the reward).
   """
   inputs = tf.convert_to_tensor(inputs)
   batch, beam = tf.shape(inputs)[0], beam_size
@@ -51,6 +58,10 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
   cache = model.init_cache(state, max_length)
   sentence_limits = limits[::beam]                                 # [batch]
   best_possible_lp = length_penalty(sentence_limits, alpha)
+  most_reward = length_reward * tf.cast(sentence_limits, tf.float32)
+
+  def reward(length):
+    return length_reward * tf.cast(length, tf.float32)
 
   def write(sequences, step, tokens):
     here = tf.equal(tf.range(max_length), step)[None, None, :]
@@ -86,7 +97,7 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
           tf.nest.map_structure(lambda t: tf.gather(t, rows), allowed),
           tf.reshape(tf.gather(top_token, alive_pick, batch_dims=1), [-1]))
     # Finished: the best K of the old ones and those that just ended.
-    score = top_logp / length_penalty(step + 1, alpha)
+    score = top_logp / length_penalty(step + 1, alpha) + reward(step + 1)
     real = tf.logical_and(is_eos, top_logp > NEG_INF / 2)  # not from dead beams
     score = tf.where(real, score, NEG_INF)
     pool_seq = tf.concat([fin_seq, top_seq], axis=1)
@@ -97,9 +108,11 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
 
   def cond(step, alive_seq, alive_logp, fin_seq, fin_score, *_):
     del alive_seq, fin_seq
-    # No live beam can beat the best finished one: log-probs only fall and
-    # the penalty is largest at the sentence's limit.
-    best_alive = alive_logp[:, 0] / best_possible_lp
+    # No live beam can beat the best finished one: log-probs only fall, the
+    # penalty is largest at the sentence's limit, and so is a positive
+    # reward (a negative one is largest at the next step).
+    best_alive = alive_logp[:, 0] / best_possible_lp + (
+        most_reward if length_reward > 0 else reward(step + 1))
     worst_kept = fin_score[:, beam - 1 if nbest else 0]
     done = tf.reduce_all(worst_kept >= best_alive)
     return tf.logical_and(step < max_length, tf.logical_not(done))
@@ -114,7 +127,7 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
   # A sentence with nothing finished (cannot happen with EOS forced at the
   # limit, unless stopped early) falls back to its live beams.
   none_finished = tf.reduce_all(fin_score <= NEG_INF / 2, axis=1)
-  alive_score = alive_logp / best_possible_lp[:, None]
+  alive_score = alive_logp / best_possible_lp[:, None] + most_reward[:, None]
   ids = tf.where(none_finished[:, None, None], alive_seq, fin_seq)
   scores = tf.where(none_finished[:, None], alive_score, fin_score)
   return ids, scores
@@ -128,9 +141,10 @@ class BeamSearch(Search):
   def __call__(self, model, inputs, constraint=None):
     o = self.options
     return beam_search(model, inputs, o.beam_size, o.alpha, o.extra_length,
-                       o.return_beams, constraint)
+                       o.return_beams, constraint, o.length_reward)
 
   def describe(self):
     o = self.options
-    return (f"beam {o.beam_size}, alpha {o.alpha}, extra length "
+    reward = f", length reward {o.length_reward}" if o.length_reward else ""
+    return (f"beam {o.beam_size}, alpha {o.alpha}{reward}, extra length "
             f"{o.extra_length}")

@@ -96,7 +96,9 @@ class Ct2Decoder(Backend):
   def _ranked(self, output):
     """(pieces, score) of a beam-search result, best first, by the paper's
     length penalty ((5 + |Y|) / 6)^alpha (``beam_search.length_penalty``):
-    CTranslate2 divides log-probs by |Y|^alpha, |Y| counting EOS."""
+    CTranslate2 divides log-probs by |Y|^alpha, |Y| counting EOS. A
+    ``length_reward`` is added to each score here (CTranslate2's own search
+    has none, so it only reorders the hypotheses it found)."""
     alpha = self.hparams.alpha
     if search_name(self.hparams) == "sample":
       return list(zip(output.hypotheses, output.scores))
@@ -107,7 +109,8 @@ class Ct2Decoder(Backend):
       # One stopped at the limit gets a forced EOS (probability 1).
       length = len(pieces) + (not finished)
       ranked.append((pieces[:len(pieces) - finished],
-                     log_prob / ((5.0 + length) / 6.0) ** alpha))
+                     log_prob / ((5.0 + length) / 6.0) ** alpha
+                     + self.hparams.length_reward * length))
     return sorted(ranked, key=lambda r: -r[1])
 
   def prepare(self, line):
