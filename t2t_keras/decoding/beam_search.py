@@ -58,10 +58,11 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
   cache = model.init_cache(state, max_length)
   sentence_limits = limits[::beam]                                 # [batch]
   best_possible_lp = length_penalty(sentence_limits, alpha)
-  most_reward = length_reward * tf.cast(sentence_limits, tf.float32)
 
   def reward(length):
     return length_reward * tf.cast(length, tf.float32)
+
+  most_reward = reward(sentence_limits)
 
   def write(sequences, step, tokens):
     here = tf.equal(tf.range(max_length), step)[None, None, :]
