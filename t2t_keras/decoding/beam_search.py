@@ -25,7 +25,8 @@ import tensorflow as tf
 from t2t_keras import registry
 from t2t_keras.decoding.search import Search
 from t2t_keras.decoding.steps import (ALPHA, BEAM_SIZE, EXTRA_LENGTH,
-                                      constrained_limits, length_penalty,
+                                      constrained_limits, hypothesis_score,
+                                      length_penalty,
                                       per_hypothesis_state, search_loop,
                                       step_best)
 from t2t_keras.ids import EOS_ID
@@ -98,7 +99,8 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
           tf.nest.map_structure(lambda t: tf.gather(t, rows), allowed),
           tf.reshape(tf.gather(top_token, alive_pick, batch_dims=1), [-1]))
     # Finished: the best K of the old ones and those that just ended.
-    score = top_logp / length_penalty(step + 1, alpha) + reward(step + 1)
+    score = hypothesis_score(top_logp, tf.cast(step + 1, tf.float32), alpha,
+                             length_reward)
     real = tf.logical_and(is_eos, top_logp > NEG_INF / 2)  # not from dead beams
     score = tf.where(real, score, NEG_INF)
     pool_seq = tf.concat([fin_seq, top_seq], axis=1)

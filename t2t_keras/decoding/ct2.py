@@ -16,6 +16,7 @@ from t2t_keras.decoding.backend import Backend
 from t2t_keras.decoding.batching import encode_with_eos, equal_length_chunks
 from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.decoding.search import search_name
+from t2t_keras.decoding.steps import hypothesis_score
 from t2t_keras.errors import UserError
 from t2t_keras.ids import EOS_ID, PAD_ID
 
@@ -95,10 +96,10 @@ class Ct2Decoder(Backend):
 
   def _ranked(self, output):
     """(pieces, score) of a beam-search result, best first, by the paper's
-    length penalty ((5 + |Y|) / 6)^alpha (``beam_search.length_penalty``):
-    CTranslate2 divides log-probs by |Y|^alpha, |Y| counting EOS. A
-    ``length_reward`` is added to each score here (CTranslate2's own search
-    has none, so it only reorders the hypotheses it found)."""
+    length penalty ((5 + |Y|) / 6)^alpha and length reward
+    (``steps.hypothesis_score``): CTranslate2 divides log-probs by
+    |Y|^alpha, |Y| counting EOS, and has no reward, so the reward only
+    reorders the hypotheses its search found."""
     alpha = self.hparams.alpha
     if search_name(self.hparams) == "sample":
       return list(zip(output.hypotheses, output.scores))
@@ -109,8 +110,8 @@ class Ct2Decoder(Backend):
       # One stopped at the limit gets a forced EOS (probability 1).
       length = len(pieces) + (not finished)
       ranked.append((pieces[:len(pieces) - finished],
-                     log_prob / ((5.0 + length) / 6.0) ** alpha
-                     + self.hparams.length_reward * length))
+                     hypothesis_score(log_prob, length, alpha,
+                                      self.hparams.length_reward)))
     return sorted(ranked, key=lambda r: -r[1])
 
   def prepare(self, line):
