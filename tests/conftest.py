@@ -79,11 +79,14 @@ def _once_per_session(tmp_path_factory, name, build):
 
 
 # The modules that take longest (each over half a minute on 2 cores) go
-# first. Under `pytest -n 2` a free worker takes the next tests in this
-# order, so the long ones start early and the short ones fill in at the end,
-# and both workers end close together. (--dist loadfile was slower: xdist
-# orders its files by their number of tests, which put the few long ones
-# last.) Only the order changes; a module missing from the list runs after.
+# first. The suite runs with `pytest -n 2 --dist worksteal`: each worker
+# starts on its half of this order and a worker that runs out takes tests
+# from the end of the other's queue, so the long ones start early, the short
+# ones fill in at the end, and both workers end within seconds of each
+# other. (Under xdist's default --dist load, one worker was left with the
+# last 3.4 minutes of queued tests while the other sat idle; --dist loadfile
+# was slower still.) Only the order changes; a module missing from the list
+# runs after.
 SLOW_FIRST = ("test_speed_table", "test_recipes", "test_lose_nothing",
               "test_seams", "test_ensemble", "test_alignments", "test_resume",
               "test_faults", "test_cli", "test_distributed", "test_warm_start",
