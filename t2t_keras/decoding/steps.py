@@ -18,16 +18,22 @@ from t2t_keras.layers.masks import NEG_INF
 BEAM_SIZE, ALPHA, EXTRA_LENGTH = 4, 0.6, 50
 
 
+def _gnmt_penalty(length, alpha):
+  """lp(Y) = ((5 + |Y|) / 6)^alpha in plain arithmetic: a float tensor or a
+  Python number."""
+  return ((5.0 + length) / 6.0) ** alpha
+
+
 def length_penalty(length, alpha):
   """GNMT's lp(Y) = ((5 + |Y|) / 6)^alpha of an int tensor or a number."""
-  return tf.pow((5.0 + tf.cast(length, tf.float32)) / 6.0, alpha)
+  return _gnmt_penalty(tf.cast(length, tf.float32), alpha)
 
 
 def hypothesis_score(log_prob, length, alpha, length_reward=0.0):
   """A finished hypothesis's score: log P(Y|X) / lp(Y) + length_reward x |Y|,
-  |Y| counting EOS. Plain arithmetic, so that it takes float32 tensors
-  (``length`` a float tensor) and Python numbers alike."""
-  return log_prob / ((5.0 + length) / 6.0) ** alpha + length_reward * length
+  |Y| counting EOS. Takes float32 tensors (``length`` a float tensor) and
+  Python numbers alike (the CTranslate2 backend ranks in floats)."""
+  return log_prob / _gnmt_penalty(length, alpha) + length_reward * length
 
 
 def sentence_limits(inputs, extra_length):
