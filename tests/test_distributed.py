@@ -150,6 +150,36 @@ def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(tmp_path):
       assert np.isfinite(reader.get_tensor(key)).all(), key
 
 
+def _trained_seconds(model_dir):
+  return float(tf.train.load_variable(
+      tf.train.latest_checkpoint(model_dir),
+      "time_limit/seconds/.ATTRIBUTES/VARIABLE_VALUE"))
+
+
+def test_time_limit_stops_evaluates_and_resumes(tmp_path):
+  model_dir = str(tmp_path / "run")
+  # 6 ms: the first update (it traces the step) takes longer.
+  metrics, logs = run_copy(model_dir, 50, train_minutes=0.0001)
+  assert any(l.startswith("stopping at step 1: ") and
+             "reached the time limit of 0.0001 min" in l for l in logs), logs
+  assert any(l.startswith("step 1: dev loss") for l in logs), logs
+  assert metrics is not None and metrics["loss"] > 0
+  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-1")
+  first = _trained_seconds(model_dir)
+  assert first > 0.0001 * 60
+  # The same command again: the limit was reached, nothing more is done.
+  _, logs = run_copy(model_dir, 50, train_minutes=0.0001)
+  assert any("the time limit of 0.0001 min was reached before, at step 1"
+             in l for l in logs), logs
+  assert not any(l.startswith("step 1: dev loss") for l in logs), logs
+  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-1")
+  # A larger limit goes on, and the time is counted over both runs.
+  _, logs = run_copy(model_dir, 3, train_minutes=60)
+  assert any(l.startswith("step 3: dev loss") for l in logs), logs
+  assert not any("stopping at step" in l for l in logs), logs
+  assert _trained_seconds(model_dir) > first
+
+
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 def test_mixed_precision_steps(tmp_path, dtype):
   metrics, logs = run_copy(str(tmp_path / dtype), 3,
@@ -204,7 +234,8 @@ def test_two_worker_multi_worker_mirrored_run(tmp_path):
          "--problem=copy_sequence", "--hparams_set=transformer_tiny",
          "--hparams=hidden_size=32,filter_size=64,batch_size=320,"
          "max_length=16", "--train_steps=3", "--eval_steps=2",
-         f"--output_dir={out}"],
+         # The workers agree on the clock after every update.
+         "--train_minutes=60", f"--output_dir={out}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
         env=worker_env))
   outputs = []

@@ -45,6 +45,11 @@ flags.DEFINE_string("eval_decode_hparams", "",
 flags.DEFINE_integer("early_stopping_patience", None,
                      "Stop after this many evaluations without a better dev "
                      "BLEU (or loss); default: never.")
+flags.DEFINE_float("train_minutes", None,
+                   "Stop the updates once the run has trained this many "
+                   "minutes, counted over resumes (fairseq's "
+                   "--stop-time-hours); the step reached is checkpointed "
+                   "and evaluated. Default: no limit.")
 flags.DEFINE_integer("random_seed", RunConfig.seed,
                      "Seed of the initial weights, dropout and data order.")
 flags.DEFINE_string("warm_start_from", None,
@@ -79,6 +84,7 @@ def main():
       eval_bleu=FLAGS.eval_bleu, eval_bleu_lines=FLAGS.eval_bleu_lines,
       eval_decode_overrides=FLAGS.eval_decode_hparams,
       early_stopping_patience=FLAGS.early_stopping_patience,
+      train_minutes=FLAGS.train_minutes,
       flags=common.flag_values(FLAGS),
       warm_start_from=FLAGS.warm_start_from,
       warm_start_optimizer=FLAGS.warm_start_optimizer))

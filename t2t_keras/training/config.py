@@ -47,6 +47,9 @@ class RunConfig:
     default: the problem's decoding settings.
   early_stopping_patience: stop after this many evaluations without a
     better dev figure; None: never.
+  train_minutes: stop the updates once the run has trained this many
+    minutes (counted over resumes; the step reached is checkpointed and
+    evaluated); None: no limit.
   flags: the command line's flag values, recorded in model.json.
   warm_start_from: a run directory or checkpoint whose model weights a new
     run starts from (``training.warm_start``); None: random weights.
@@ -70,6 +73,7 @@ class RunConfig:
   eval_bleu_lines: Optional[int] = None
   eval_decode_overrides: str = ""
   early_stopping_patience: Optional[int] = None
+  train_minutes: Optional[float] = None
   flags: dict = dataclasses.field(default_factory=dict)
   warm_start_from: Optional[str] = None
   warm_start_optimizer: bool = False

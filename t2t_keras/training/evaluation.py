@@ -63,9 +63,15 @@ class EvaluationHook(TrainingHook):
     if step % self.eval_every == 0 or step == self.train_steps:
       self.evaluate(trainer)
 
+  def begin(self, trainer, restored):
+    self.first_step = trainer.step
+
   def end(self, trainer):
-    if self.evaluated_at != trainer.step and trainer.stop_reason is None:
-      self.evaluate(trainer)     # a run restored at its last step
+    # The step a stop left (a time limit), or a run restored at its last
+    # step; not a run that stopped before applying any update.
+    if self.evaluated_at != trainer.step and (
+        trainer.stop_reason is None or trainer.step > self.first_step):
+      self.evaluate(trainer)
 
   def evaluate(self, trainer):
     with trainer.weights_for_use():

@@ -20,6 +20,7 @@ from t2t_keras.training.hooks import hooks_from_hparams
 from t2t_keras.training.config import CheckpointPolicy, RunConfig  # pylint: disable=unused-import
 from t2t_keras.training.run_lock import RunLock
 from t2t_keras.training.strategy import make_strategy
+from t2t_keras.training.time_limit import TimeLimitHook
 from t2t_keras.training.trainer import Trainer
 from t2t_keras.training.warm_start import vocab_digest, warm_start
 
@@ -123,9 +124,12 @@ def _train(config, log):
       net.build()
       return net
 
+    hooks = hooks_from_hparams(hparams)
+    if c.train_minutes:
+      hooks.append(TimeLimitHook(c.train_minutes, log))
     with dtype_policy(hparams.activation_dtype):
       trainer = Trainer(build, hparams, strategy, model_dir, c.checkpoints,
-                        c.jit_compile, train_steps, hooks_from_hparams(hparams))
+                        c.jit_compile, train_steps, hooks)
       restored = trainer.restore(log)
       if restored:
         log(f"resumed from {restored} at step {trainer.step}" + (
@@ -142,7 +146,8 @@ def _train(config, log):
           f"{trainer.model.count_params():,} parameters, "
           f"{strategy.num_replicas_in_sync} replica(s), "
           f"{trainer.accumulation} micro-batch(es) per update, "
-          f"{hparams.activation_dtype} activations, {train_steps} steps")
+          f"{hparams.activation_dtype} activations, {train_steps} steps" + (
+              f" or {c.train_minutes:g} min" if c.train_minutes else ""))
       if not restored:   # a full pass over the data: once a run, not a resume
         report_long_examples(problem, c.data_dir, hparams.max_length, log)
       # One iterator for the whole run; a resumed run skips the batches the
