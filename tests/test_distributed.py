@@ -7,6 +7,8 @@ import os
 import socket
 import subprocess
 import sys
+import time
+import types
 
 import numpy as np
 import pytest
@@ -15,6 +17,7 @@ import tensorflow as tf
 import t2t_keras
 from t2t_keras import registry
 from t2t_keras.training.average import average_checkpoints
+from t2t_keras.training.hooks import ProgressHook
 from t2t_keras.models.precision import dtype_policy
 from t2t_keras.training.run import CheckpointPolicy, RunConfig, train
 from t2t_keras.training.trainer import NonFiniteLossError, Trainer
@@ -178,6 +181,16 @@ def test_time_limit_stops_evaluates_and_resumes(tmp_path):
   assert any(l.startswith("step 3: dev loss") for l in logs), logs
   assert not any("stopping at step" in l for l in logs), logs
   assert _trained_seconds(model_dir) > first
+
+
+def test_progress_eta_is_bounded_by_the_time_left():
+  lines = []
+  hook = ProgressHook(every=1, total_steps=10**6, log=lines.append)
+  trainer = types.SimpleNamespace(seconds_left=30.4)
+  hook.begin(trainer, False)
+  time.sleep(0.01)           # by steps alone: about 10,000 s left
+  hook.after_update(trainer, 1, {"loss": 1.0, "tokens": 10.0})
+  assert lines[-1].endswith("ETA 0:00:30"), lines
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])

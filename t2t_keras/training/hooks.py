@@ -4,7 +4,8 @@
 is a hook, called in order after each update: the hparams' hooks (the
 exponential moving average below, a user's), progress lines, TensorBoard
 summaries, checkpoints, then the run's evaluation (dev metrics, the best
-checkpoint, early stopping: ``training.evaluation``). A new hook subclasses
+checkpoint, early stopping: ``training.evaluation``); a time limit
+(``training.time_limit``) rides with the hparams' hooks when asked for. A new hook subclasses
 ``TrainingHook`` and registers it with ``@registry.register_hook("name")``;
 the hparam ``training_hooks="name,..."`` turns it on (its constructor takes
 the hparams). See CONTRIBUTING.md.
@@ -24,7 +25,8 @@ class TrainingHook:
   """Does nothing at every point of the loop; override what you need.
 
   Attributes a hook may set: ``trainer.stop_reason`` (a string) ends
-  ``fit`` after the current update.
+  ``fit`` after the current update; ``trainer.seconds_left`` (a number)
+  bounds the progress line's ETA.
   """
 
   def attach(self, trainer):
@@ -76,6 +78,7 @@ class ProgressHook(TrainingHook):
     elapsed = max(time.time() - self.start, 1e-9)
     logs["tokens_per_sec"] = self.tokens / elapsed
     eta = (self.total_steps - step) * elapsed / self.steps
+    eta = min(eta, max(getattr(trainer, "seconds_left", eta), 0.0))
     self.log(f"step {step}/{self.total_steps}  loss {logs['loss']:.4f}  "
              f"{logs['tokens_per_sec']:,.0f} tokens/s  ETA {_duration(eta)}")
     self._reset()

@@ -75,6 +75,7 @@ class TimeLimitHook(TrainingHook):
   def after_update(self, trainer, step, logs):
     seconds = self._trained()
     self.seconds.assign(seconds)
+    trainer.seconds_left = self.limit - seconds
     if seconds >= self.limit and trainer.stop_reason is None:
       trainer.stop_reason = "time limit"
       self.log(f"stopping at step {step}: {seconds / 60:.1f} min of "
