@@ -19,24 +19,23 @@ def test_train_then_resume(tmp_path):
   args = ["--problem=copy_sequence", "--hparams_set=transformer_tiny",
           "--hparams=hidden_size=32,filter_size=64,batch_size=320,"
           "max_length=16", f"--output_dir={out}"]
-  # The first run splits the CPU into two logical devices, one replica on
-  # each; the resumed one trains on one.
-  first = trainer(*args, "--train_steps=6", "--local_eval_frequency=3",
-                  "--cpu_devices=2")
+  # The first run trains one replica; the resumed one splits the CPU into
+  # two logical devices and goes on with one replica on each.
+  first = trainer(*args, "--train_steps=4", "--local_eval_frequency=2")
   assert first.returncode == 0, first.stderr[-3000:]
-  assert "2 replica(s)" in first.stdout
-  assert "step 3: dev loss" in first.stdout
-  assert "step 6: dev loss" in first.stdout
+  assert "1 replica(s)" in first.stdout
+  assert "step 2: dev loss" in first.stdout
+  assert "step 4: dev loss" in first.stdout
   saved = json.load(open(os.path.join(out, "hparams.json"), encoding="utf-8"))
   assert saved["hidden_size"] == 32 and saved["layer_prepostprocess_dropout"] == 0.1
   spec = json.load(open(os.path.join(out, "model.json"), encoding="utf-8"))
   assert spec["model"] == "transformer" and spec["target_vocab_size"] == 12
-  assert spec["flags"]["train_steps"] == 6
-  second = trainer(*args, "--train_steps=8")
+  assert spec["flags"]["train_steps"] == 4
+  second = trainer(*args, "--train_steps=5", "--cpu_devices=2")
   assert second.returncode == 0, second.stderr
-  assert "1 replica(s)" in second.stdout
-  assert "resumed from" in second.stdout and "at step 6" in second.stdout
-  assert "step 8: dev loss" in second.stdout
+  assert "2 replica(s)" in second.stdout
+  assert "resumed from" in second.stdout and "at step 4" in second.stdout
+  assert "step 5: dev loss" in second.stdout
 
 
 @pytest.mark.parametrize("args, message", [
