@@ -5,8 +5,9 @@ is a hook, called in order after each update: the hparams' hooks (the
 exponential moving average below, a user's), progress lines, TensorBoard
 summaries, checkpoints, then the run's evaluation (dev metrics, the best
 checkpoint, early stopping: ``training.evaluation``); a time limit
-(``training.time_limit``) rides with the hparams' hooks when asked for. A new hook subclasses
-``TrainingHook`` and registers it with ``@registry.register_hook("name")``;
+(``training.time_limit``) runs with the hparams' hooks when asked for. A new
+hook subclasses ``TrainingHook`` and registers it with
+``@registry.register_hook("name")``;
 the hparam ``training_hooks="name,..."`` turns it on (its constructor takes
 the hparams). See CONTRIBUTING.md.
 """
