@@ -48,8 +48,8 @@ class RunConfig:
   early_stopping_patience: stop after this many evaluations without a
     better dev figure; None: never.
   train_minutes: stop the updates once the run has trained this many
-    minutes (counted over resumes; the step reached is checkpointed and
-    evaluated); None: no limit.
+    minutes (counted over resumes, from each one's checkpoint; the step
+    reached is checkpointed and evaluated); None: no limit.
   flags: the command line's flag values, recorded in model.json.
   warm_start_from: a run directory or checkpoint whose model weights a new
     run starts from (``training.warm_start``); None: random weights.

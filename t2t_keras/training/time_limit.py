@@ -4,8 +4,9 @@ and the step reached is checkpointed and evaluated as a last step would be.
 
 The time is counted from the first update's start to the end of each
 update, evaluations and checkpoints between them included, and is kept in
-every checkpoint: a run interrupted and resumed stops at the same total, and
-the same command run again after the limit applies no more updates. In a
+every checkpoint: a run interrupted and resumed goes on counting from its
+last checkpoint's total, and the same command run again after the limit
+applies no more updates. In a
 multi-worker run the workers stop on the mean of their clocks, so all of
 them stop after the same update.
 """
