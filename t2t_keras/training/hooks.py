@@ -79,7 +79,7 @@ class ProgressHook(TrainingHook):
     elapsed = max(time.time() - self.start, 1e-9)
     logs["tokens_per_sec"] = self.tokens / elapsed
     eta = (self.total_steps - step) * elapsed / self.steps
-    eta = min(eta, max(getattr(trainer, "seconds_left", eta), 0.0))
+    eta = min(eta, max(trainer.seconds_left, 0.0))
     self.log(f"step {step}/{self.total_steps}  loss {logs['loss']:.4f}  "
              f"{logs['tokens_per_sec']:,.0f} tokens/s  ETA {_duration(eta)}")
     self._reset()

@@ -61,7 +61,8 @@ class Trainer:
                train_steps=None, hooks=()):
     self.hparams = hparams
     self.hooks = list(hooks)
-    self.stop_reason = None
+    self.stop_reason = None      # a hook's reason to end fit
+    self.seconds_left = math.inf  # a hook's bound on the time left
     self._begun = False
     self.strategy = strategy or tf.distribute.get_strategy()
     self.accumulation = max(1, int(hparams.get(
