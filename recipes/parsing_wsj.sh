@@ -25,14 +25,17 @@
 # with its own data and run directories). MINUTES, STEPS, EVAL_EVERY, SAVE_EVERY,
 # AVERAGE, VOCAB, SEED, HPARAMS (extra overrides) and DECODE (decode hparams
 # for validation and the dev decoding, e.g. beam_size=2,extra_length=20)
-# scale it down, as the test does.
+# scale it down, as the test does. MODEL=transformer_pointer trains the
+# Transformer whose decoder is told which word comes next (its own run
+# directory).
 set -euo pipefail
 SRC=${1:-../shared/data/ptb}
 CRAFT=${CRAFT:-1}
 PROBLEM=${PROBLEM:-parsing_wsj}
+MODEL=${MODEL:-transformer}
 NAME=$PROBLEM$([ "$CRAFT" != 0 ] && echo "_craft$CRAFT" || true)
 DATA=${2:-/tmp/t2t_data/$NAME}
-RUN=${3:-/tmp/t2t_train/$NAME}
+RUN=${3:-/tmp/t2t_train/$NAME$([ "$MODEL" != transformer ] && echo "_${MODEL#transformer_}" || true)}
 MINUTES=${MINUTES:-59}
 STEPS=${STEPS:-8000}
 EVAL_EVERY=${EVAL_EVERY:-500}
@@ -64,7 +67,7 @@ step t2t-datagen --problem="$PROBLEM" --data_dir="$DATA" \
   --vocab_size="$VOCAB"
 START=$(date +%s)
 step t2t-trainer --problem="$PROBLEM" --data_dir="$DATA" --output_dir="$RUN" \
-  --hparams_set=transformer_parsing_small --hparams="$HPARAMS" \
+  --model="$MODEL" --hparams_set=transformer_parsing_small --hparams="$HPARAMS" \
   --train_steps="$STEPS" --train_minutes="$MINUTES" \
   --local_eval_frequency="$EVAL_EVERY" --save_checkpoints_steps="$SAVE_EVERY" \
   --random_seed="$SEED" --eval_decode_hparams="$DECODE"
