@@ -27,11 +27,10 @@ SAMPLE = os.path.join("ptb", "nltk_treebank_sample", "wsj_0001-0179")
 TINY = "hidden_size=32,filter_size=64,num_hidden_layers=1,num_heads=2"
 
 
-def _random_parser(problem_name, shared_data, tmp_path_factory,
-                   model="transformer"):
+def _random_parser(problem_name, shared_data, tmp_path_factory):
   """(data_dir, run_dir, 50 dev sentences) of a ``problem_name`` parser
-  (a ``model``) trained 1 step on the sample's first 600 trees (its dev
-  split too: the run's closing evaluation reads all of dev)."""
+  trained 1 step on the sample's first 600 trees (its dev split too: the
+  run's closing evaluation reads all of dev)."""
   root = tmp_path_factory.mktemp(problem_name)
   data, out = str(root / "data"), str(root / "run")
   with open(os.path.join(shared_data, SAMPLE + ".trees"),
@@ -42,7 +41,7 @@ def _random_parser(problem_name, shared_data, tmp_path_factory,
            raw_prefixes="train=sample,dev=sample", vocab_size=1000,
            log=lambda _: None)
   train(RunConfig(problem_name, "transformer_tiny", out, data_dir=data,
-                  model=model, train_steps=1, hparams_overrides=TINY, eval_bleu=False),
+                  train_steps=1, hparams_overrides=TINY, eval_bleu=False),
         log=lambda _: None)
   _, sources, _ = split_text(registry.problem(problem_name), data, "dev",
                              50)
@@ -51,10 +50,8 @@ def _random_parser(problem_name, shared_data, tmp_path_factory,
 
 @pytest.fixture(scope="module")
 def random_parser(shared_data, tmp_path_factory):
-  """``_random_parser`` of parsing_wsj (the words as leaves) with the
-  recipe's model, transformer_pointer."""
-  return _random_parser("parsing_wsj", shared_data, tmp_path_factory,
-                        model="transformer_pointer")
+  """``_random_parser`` of parsing_wsj (the words as leaves)."""
+  return _random_parser("parsing_wsj", shared_data, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -14,18 +14,11 @@ dominant errors of long sentences are losing it (docs/recipes.md).
 For position t of the decoder input y (y_0 = 0, y_t = targets[t-1])::
 
     p_t  = min(#{j <= t : y_j copied}, source length - 1)
-    x_t  = Embedding(y_t) + W_p stop_gradient(memory[p_t])
+    x_t  = Embedding(y_t) + W_p memory[p_t]
 
-The encoder learns only from the decoder's attention, as in the
-Transformer (the pointer's term does not train it), and in training the
-term is dropped for a whole sentence with probability ``pointer_dropout``
-(kept ones scaled by 1 / (1 - rate)), so that the decoder still learns to
-find its place by attention. The rest is the Transformer. Incremental
-decoding keeps the count in the cache (a hypothesis' own, reordered with
-it by beam search).
+The rest is the Transformer. Incremental decoding keeps the count in the
+cache (a hypothesis' own, reordered with it by beam search).
 """
-
-import dataclasses
 
 import keras
 from keras import ops
@@ -33,18 +26,7 @@ from keras import ops
 from t2t_keras import registry
 from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.layers.dense import Dense
-from t2t_keras.models.config import TransformerConfig
 from t2t_keras.models.transformer import Transformer, shift_right
-
-
-@dataclasses.dataclass(frozen=True)
-class PointerTransformerConfig(TransformerConfig):
-  pointer_dropout: float   # a sentence's pointer term dropped in training
-
-  @staticmethod
-  def _resolve(values):
-    return dict(TransformerConfig._resolve(values),  # pylint: disable=protected-access
-                pointer_dropout=values.get("pointer_dropout", 0.0))
 
 
 def copied(ids, inputs):
@@ -80,16 +62,11 @@ class TransformerPointer(Transformer):
   source_length]): the decoder needs the source ids to count copies.
   """
 
-  config_class = PointerTransformerConfig
-
   def __init__(self, hparams, input_vocab_size, target_vocab_size=None,
                **kwargs):
     super().__init__(hparams, input_vocab_size, target_vocab_size, **kwargs)
     self.pointer = Dense(self.config.hidden_size, use_bias=False,
                          dtype=self.dtype_policy, name="pointer")
-    self.pointer_dropout = keras.layers.Dropout(
-        self.config.pointer_dropout, noise_shape=(None, 1, 1),
-        dtype=self.dtype_policy, name="pointer_dropout")
 
   def encode(self, inputs, training=None):
     memory, bias = super().encode(inputs, training=training)
@@ -102,10 +79,8 @@ class TransformerPointer(Transformer):
     previous = shift_right(ops.cast(targets, "int32"))
     count = ops.cumsum(ops.cast(copied(previous, inputs), "int32"), axis=1)
     positions = ops.minimum(count, last_position(inputs)[:, None])
-    term = self.pointer(at_positions(ops.stop_gradient(memory), positions),
-                        training=training)
-    x = self.target_embedding(previous) + self.pointer_dropout(
-        term, training=training)
+    x = self.target_embedding(previous) + self.pointer(
+        at_positions(memory, positions), training=training)
     x = self.decoder(x, memory, memory_bias=memory_bias, training=training)
     return self.softmax_weights(x, reverse=True, float32=float32_logits)
 
