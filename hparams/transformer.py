@@ -100,7 +100,8 @@ def transformer_parsing_small():
   # 5,500 steps: dev F1 82.09 after 5,000, 83.22 after 5,500 (WSJ + CRAFT
   # 1:1, last 5 checkpoints averaged, beam 21); validation F1 still rising.
   # recipes/parsing_wsj.sh stops by the clock instead (--train_minutes=59:
-  # step 4,927 and F1 81.86 on a CPU of 212 GFLOP/s).
+  # steps 4,927 and 4,721 and F1 81.86 and 81.20 with seeds 1 and 2 on
+  # CPUs of 212 and 215 GFLOP/s).
   # activation_dtype stays "auto": mixed bfloat16 where the CPU has
   # bfloat16 units, dev F1 77.79 against float32's 77.86 (WSJ only, 4,000
   # steps) at 1.46x the speed, which brings 5,500 steps near the hour (58
