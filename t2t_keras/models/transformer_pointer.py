@@ -47,6 +47,14 @@ def last_position(inputs):
   return ops.maximum(real - 1, 0)
 
 
+def pointer_positions(previous, inputs):
+  """previous int [batch, length] (the decoder inputs, shifted targets) and
+  inputs int [batch, source_length] -> int [batch, length]: p_t, the source
+  position of the next token to copy at each decoder position."""
+  count = ops.cumsum(ops.cast(copied(previous, inputs), "int32"), axis=1)
+  return ops.minimum(count, last_position(inputs)[:, None])
+
+
 def at_positions(memory, positions):
   """memory [batch, source_length, d_model], positions int [batch, length]
   -> [batch, length, d_model]: memory[b, positions[b, t]] (a one-hot
@@ -75,13 +83,12 @@ class TransformerPointer(Transformer):
     memory, bias = super().encode(inputs, training=training)
     return memory, bias, ops.cast(inputs, "int32")
 
-  def decode(self, targets, memory, memory_bias, inputs=None, training=None,
+  def decode(self, targets, memory, memory_bias, inputs, training=None,
              float32_logits=True):
     """targets int [batch, length] and the source ``inputs`` int [batch,
     source_length] -> logits [batch, length, vocab]."""
     previous = shift_right(ops.cast(targets, "int32"))
-    count = ops.cumsum(ops.cast(copied(previous, inputs), "int32"), axis=1)
-    positions = ops.minimum(count, last_position(inputs)[:, None])
+    positions = pointer_positions(previous, inputs)
     x = self.target_embedding(previous) + self.pointer(
         at_positions(memory, positions), training=training)
     x = self.decoder(x, memory, memory_bias=memory_bias, training=training)
