@@ -131,8 +131,13 @@ class Transformer(Seq2SeqModel):
             "memory_bias": memory_bias,
             "softmax_kernel": self.softmax_weights.transposed()}
 
+  def embed_step(self, ids, cache):
+    """The decoder input of one step: ids int [batch] -> ([batch, 1,
+    d_model], the cache); a variant that adds to it overrides this."""
+    return self.target_embedding(ops.reshape(ids, (-1, 1))), cache
+
   def decode_step(self, ids, step, cache):
-    x = self.target_embedding(ops.reshape(ids, (-1, 1)))
+    x, cache = self.embed_step(ids, cache)
     x, layers = self.decoder.step(x, step, cache["layers"],
                                   memory_bias=cache["memory_bias"])
     logits = self.softmax_weights(x, reverse=True,

@@ -109,18 +109,16 @@ class TransformerPointer(Transformer):
                 last=last_position(inputs),
                 copied=ops.zeros((ops.shape(inputs)[0],), "int32"))
 
-  def decode_step(self, ids, step, cache):
+  def embed_step(self, ids, cache):
+    """The embedded ids plus the pointer's term; the cache's count of
+    copies moves on past ``ids`` (int [rows])."""
     ids = ops.reshape(ops.cast(ids, "int32"), (-1, 1))
     count = cache["copied"] + ops.cast(copied(ids, cache["source"])[:, 0],
                                        "int32")
     position = ops.minimum(count, cache["last"])
     x = self.target_embedding(ids) + self.pointer(
         at_positions(cache["memory"], position[:, None]))
-    x, layers = self.decoder.step(x, step, cache["layers"],
-                                  memory_bias=cache["memory_bias"])
-    logits = self.softmax_weights(x, reverse=True,
-                                  transposed=cache["softmax_kernel"])[:, 0]
-    return logits, dict(cache, layers=layers, copied=count)
+    return x, dict(cache, copied=count)
 
   def reorder_cache(self, cache, indices):
     """The Transformer's reordering, and each row's count of copies (the
