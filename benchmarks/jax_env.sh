@@ -7,7 +7,8 @@
 #
 # then: KERAS_BACKEND=jax python benchmarks/train_speed_jax.py
 # DIR defaults to benchmarks/wheels (git-ignored; carry it to the machine);
-# PYVER (default 3.11) is the Python version of the machine that installs.
+# PYVER (default 3.12, the lent GPU machines' python3) is the Python version
+# of the machine that installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=${2:-benchmarks/wheels}
@@ -18,13 +19,16 @@ case "${1:-}" in
     # Pure-Python wheels plus those of the target (CPython 3.x, manylinux);
     # numpy and JAX are the machine's own.
     python3 -m pip download -q --dest "$DIR" "keras==$KERAS" \
-        --only-binary=:all: --python-version "${PYVER:-3.11}" \
+        --only-binary=:all: --python-version "${PYVER:-3.12}" \
         --platform manylinux2014_x86_64
     rm -f "$DIR"/numpy-*.whl
     ls "$DIR" ;;
   install)
     python3 -m pip install -q --no-index --find-links "$DIR" keras
-    python3 -m pip install -q --no-deps -e .
+    # The package (its problems/ and hparams/ folders are namespaced
+    # t2t_keras subpackages only once installed), with the machine's own
+    # setuptools: offline, pip cannot fetch a build environment.
+    python3 -m pip install -q --no-deps --no-build-isolation .
     KERAS_BACKEND=jax python3 -c 'import keras, jax; print("keras", keras.__version__, "jax",
                 jax.__version__, jax.devices())' ;;
   *) echo "usage: bash benchmarks/jax_env.sh download|install [DIR]" >&2

@@ -25,7 +25,8 @@ import sys
 import time
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# t2t_keras must be installed (``bash benchmarks/jax_env.sh install``): its
+# hparams sets are the namespaced package t2t_keras.hparams_sets.
 
 import jax  # pylint: disable=g-import-not-at-top,wrong-import-position
 import jax.numpy as jnp  # pylint: disable=g-import-not-at-top,wrong-import-position
