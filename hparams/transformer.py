@@ -31,6 +31,10 @@ def transformer_base():
       attention_dropout=0.0,          # not used by the paper's base model
       relu_dropout=0.0,               # not used by the paper's base model
       label_smoothing=0.1,            # epsilon_ls
+      # What training minimizes (training/objective.py): "softmax" over the
+      # vocabulary (the paper), or "allowed_softmax" over the tokens the
+      # problem's decoding constraint allows at each position.
+      training_objective="softmax",
       # Optimizer and schedule (section 5.3).
       optimizer="adam",               # or adamw, sgd (registry: optimizer)
       optimizer_adam_beta1=0.9,

@@ -15,7 +15,7 @@ import tensorflow as tf
 
 from t2t_keras.decoding.steps import EXTRA_LENGTH
 from t2t_keras.decoding.constraints import (NEG_INF, constrained_log_probs,
-                                            step_masks)
+                                            for_model, step_masks)
 from t2t_keras.decoding.batching import (encode_with_eos,
                                          length_sorted_chunks, padded,
                                          windows)
@@ -47,7 +47,8 @@ class Scorer:
   def __init__(self, model, vocab, target_vocab=None, max_input_length=512,
                batch_size=BATCH_SIZE, constraint=None,
                extra_length=EXTRA_LENGTH):
-    self.model, self.vocab, self.constraint = model, vocab, constraint
+    self.model, self.vocab = model, vocab
+    self.constraint = for_model(constraint, model)
     self.extra_length = extra_length
     self.target_vocab = target_vocab or vocab
     self.max_input_length, self.batch_size = max_input_length, batch_size

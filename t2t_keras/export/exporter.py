@@ -27,7 +27,7 @@ import keras
 import tensorflow as tf
 
 from t2t_keras import checkpoint_io
-from t2t_keras.decoding.constraints import PrefixConstraint
+from t2t_keras.decoding.constraints import PrefixConstraint, for_model
 from t2t_keras.decoding.search import search_function
 from t2t_keras.errors import ExistingFileError, UserError
 from t2t_keras.logs import native_stderr_silenced
@@ -44,6 +44,7 @@ def export(model, vocab, hparams, export_dir, version=None,
   ``constraint`` (a ``decoding.constraints.Constraint``) applies to every
   search."""
   target_vocab = target_vocab or vocab
+  constraint = for_model(constraint, model)
   version = int(version if version is not None else time.time())
   path = os.path.join(export_dir, str(version))
   if os.path.exists(path):

@@ -14,6 +14,7 @@ from keras import ops
 
 from t2t_keras import registry
 from t2t_keras.errors import UserError
+from t2t_keras.hparams import HParams
 from t2t_keras.ids import PAD_ID
 from t2t_keras.layers import masks
 from t2t_keras.layers.decoder import TransformerDecoder
@@ -54,6 +55,11 @@ class Transformer(Seq2SeqModel):
                **kwargs):
     super().__init__(**kwargs)
     self.config = self.config_class.from_hparams(hparams)
+    # Trained with a softmax over the tokens a constraint allows
+    # (training.objective): searches then renormalize over them.
+    values = hparams.values() if isinstance(hparams, HParams) else hparams
+    self.allowed_softmax = (values.get("training_objective")
+                            == "allowed_softmax")
     self.input_vocab_size = int(input_vocab_size)
     self.target_vocab_size = int(target_vocab_size or input_vocab_size)
     c = self.config
@@ -104,20 +110,40 @@ class Transformer(Seq2SeqModel):
              float32_logits=True):
     """targets int [batch, length] -> logits [batch, length, vocab], float32
     or with ``float32_logits=False`` in the compute dtype."""
-    x = self.target_embedding(shift_right(targets))
-    x = self.decoder(x, memory, memory_bias=memory_bias, training=training)
+    x = self.decode_hidden(targets, memory, memory_bias, training=training)
     return self.softmax_weights(x, reverse=True, float32=float32_logits)
 
-  def call(self, features, training=None, float32_logits=True):
+  def decode_hidden(self, targets, memory, memory_bias, training=None):
+    """targets int [batch, length] -> the decoder's output [batch, length,
+    d_model], the input of the pre-softmax projection."""
+    x = self.target_embedding(shift_right(targets))
+    return self.decoder(x, memory, memory_bias=memory_bias,
+                        training=training)
+
+  def hidden(self, features, training=None):
+    """features -> the decoder's output [batch, length, d_model] (the full
+    pass up to the pre-softmax projection); a variant whose decoder input
+    depends on more than the targets overrides this."""
     memory, bias = self.encode(features["inputs"], training=training)
-    return self.decode(features["targets"], memory, bias, training=training,
-                       float32_logits=float32_logits)
+    return self.decode_hidden(features["targets"], memory, bias,
+                              training=training)
+
+  def call(self, features, training=None, float32_logits=True):
+    return self.softmax_weights(self.hidden(features, training=training),
+                                reverse=True, float32=float32_logits)
 
   def training_logits(self, features):
     """Logits in the compute dtype: under mixed bfloat16 the loss reads
     [tokens, vocab] bfloat16 logits and writes their bfloat16 gradient, with
     no float32 copy either way."""
     return self(features, training=True, float32_logits=False)
+
+  def candidate_logits(self, features, shared_ids, ids, training=None):
+    """The logits of some tokens only (see ``Seq2SeqModel``): the decoder's
+    output times the pre-softmax rows of those tokens, not of the whole
+    vocabulary."""
+    return self.softmax_weights.logits_of(
+        self.hidden(features, training=training), shared_ids, ids)
 
   # -- incremental decoding (the contract of models.base) -------------------
   def init_cache(self, state, max_length):
@@ -158,7 +184,9 @@ class Transformer(Seq2SeqModel):
             "encoder_decoder": [b.cross_attention for b in decoder]}
 
   def get_config(self):
-    return {"hparams": self.config.to_dict(),
+    objective = "allowed_softmax" if self.allowed_softmax else "softmax"
+    return {"hparams": dict(self.config.to_dict(),
+                            training_objective=objective),
             "input_vocab_size": self.input_vocab_size,
             "target_vocab_size": self.target_vocab_size,
             "name": self.name}

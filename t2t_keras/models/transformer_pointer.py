@@ -83,21 +83,15 @@ class TransformerPointer(Transformer):
     memory, bias = super().encode(inputs, training=training)
     return memory, bias, ops.cast(inputs, "int32")
 
-  def decode(self, targets, memory, memory_bias, inputs, training=None,
-             float32_logits=True):
-    """targets int [batch, length] and the source ``inputs`` int [batch,
-    source_length] -> logits [batch, length, vocab]."""
-    previous = shift_right(ops.cast(targets, "int32"))
+  def hidden(self, features, training=None):
+    """The decoder's output [batch, length, d_model]: each decoder input is
+    the embedding plus the pointer's term at the next word to copy."""
+    memory, bias, inputs = self.encode(features["inputs"], training=training)
+    previous = shift_right(ops.cast(features["targets"], "int32"))
     positions = pointer_positions(previous, inputs)
     x = self.target_embedding(previous) + self.pointer(
         at_positions(memory, positions), training=training)
-    x = self.decoder(x, memory, memory_bias=memory_bias, training=training)
-    return self.softmax_weights(x, reverse=True, float32=float32_logits)
-
-  def call(self, features, training=None, float32_logits=True):
-    memory, bias, inputs = self.encode(features["inputs"], training=training)
-    return self.decode(features["targets"], memory, bias, inputs,
-                       training=training, float32_logits=float32_logits)
+    return self.decoder(x, memory, memory_bias=bias, training=training)
 
   def init_cache(self, state, max_length):
     """The Transformer's cache, plus the source (ids, encoder output, last

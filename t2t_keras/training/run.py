@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from t2t_keras import registry
 from t2t_keras.data import pipeline
+from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.errors import UserError
 from t2t_keras.hparams import HParams
 from t2t_keras.logs import log_line
@@ -17,6 +18,7 @@ from t2t_keras.models.precision import (choose_activation_dtype, cpu_flags,
                                         dtype_policy)
 from t2t_keras.training.evaluation import EvaluationHook
 from t2t_keras.training.hooks import hooks_from_hparams
+from t2t_keras.training.objective import objective_from_hparams
 from t2t_keras.training.config import CheckpointPolicy, RunConfig  # pylint: disable=unused-import
 from t2t_keras.training.run_lock import RunLock
 from t2t_keras.training.strategy import make_strategy
@@ -127,9 +129,12 @@ def _train(config, log):
     hooks = hooks_from_hparams(hparams)
     if c.train_minutes:
       hooks.append(TimeLimitHook(c.train_minutes, log))
+    objective = objective_from_hparams(
+        hparams, problem.decode_constraint(c.data_dir),
+        decode_hparams("", problem.decode_defaults).extra_length)
     with dtype_policy(hparams.activation_dtype):
       trainer = Trainer(build, hparams, strategy, model_dir, c.checkpoints,
-                        c.jit_compile, train_steps, hooks)
+                        c.jit_compile, train_steps, hooks, objective)
       restored = trainer.restore(log)
       if restored:
         log(f"resumed from {restored} at step {trainer.step}" + (

@@ -1,7 +1,8 @@
 """The training loop under a tf.distribute strategy (section 5).
 
 One update = ``gradient_accumulation_steps`` micro-batches on every replica.
-The loss of an update is the label-smoothed cross-entropy averaged over the
+The loss of an update (the objective's: by default the label-smoothed
+cross-entropy, ``training.objective``) is averaged over the
 non-padding target tokens of all of them together, so k accumulated
 micro-batches on r replicas give the same update as one batch k * r times
 larger (not an average of per-replica or per-micro-batch means). Without
@@ -20,13 +21,13 @@ import math
 import tensorflow as tf
 
 from t2t_keras.errors import UserError
-from t2t_keras.ids import PAD_ID
 from t2t_keras.kernels.distribute import no_gradient_all_reduce
 from t2t_keras.logs import log_line
 from t2t_keras.training.checkpoints import Checkpointer
 from t2t_keras.training.config import CheckpointPolicy
 from t2t_keras.training.hooks import CheckpointHook, ProgressHook, SummaryHook
-from t2t_keras.training.loss import count_tokens, smoothed_cross_entropy
+from t2t_keras.training.loss import count_tokens
+from t2t_keras.training.objective import Softmax
 from t2t_keras.training.optimizer import optimizer_from_hparams
 
 _FEATURE_SPEC = {"inputs": tf.TensorSpec([None, None], tf.int64),
@@ -54,12 +55,15 @@ class Trainer:
     output_dir: checkpoints and summaries; None keeps nothing on disk.
     checkpoints: a ``CheckpointPolicy``.
     jit_compile: compile the steps with XLA.
+    objective: what the steps minimize and score (``training.objective``);
+      default the paper's softmax over the vocabulary.
   """
 
   def __init__(self, build_model, hparams, strategy=None, output_dir=None,
                checkpoints=CheckpointPolicy(), jit_compile=False,
-               train_steps=None, hooks=()):
+               train_steps=None, hooks=(), objective=None):
     self.hparams = hparams
+    self.objective = objective or Softmax()
     self.hooks = list(hooks)
     self.stop_reason = None      # a hook's reason to end fit
     self.seconds_left = math.inf  # a hook's bound on the time left
@@ -167,9 +171,8 @@ class Trainer:
   def _loss_and_grads(self, features, divisor=1.0):
     """(loss_sum, tokens, gradients of loss_sum / divisor)."""
     with tf.GradientTape() as tape:
-      logits = self.model.training_logits(features)
-      loss_sum, tokens = smoothed_cross_entropy(
-          logits, features["targets"], self.hparams.label_smoothing)
+      loss_sum, tokens = self.objective.loss(
+          self.model, features, self.hparams.label_smoothing)
       scaled = self.optimizer.scale_loss(loss_sum / divisor)
     grads = tape.gradient(scaled, self.model.trainable_variables)
     return loss_sum, tokens, grads
@@ -215,13 +218,7 @@ class Trainer:
     return norm
 
   def _replica_score(self, features):
-    logits = self.model(features, training=False)
-    loss_sum, tokens = smoothed_cross_entropy(logits, features["targets"], 0.0)
-    predictions = tf.argmax(logits, axis=-1, output_type=tf.int64)
-    real = tf.not_equal(features["targets"], PAD_ID)
-    correct = tf.reduce_sum(tf.cast(tf.logical_and(
-        real, tf.equal(predictions, features["targets"])), tf.float32))
-    return loss_sum, tokens, correct
+    return self.objective.score(self.model, features)
 
   # -- public steps -------------------------------------------------------------
   def train_step(self, micro_batches):

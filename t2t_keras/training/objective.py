@@ -1,0 +1,148 @@
+"""What training minimizes: the paper's softmax over the whole vocabulary,
+or one over the tokens a decoding constraint allows (``training_objective``).
+
+``softmax`` (section 5.4): the label-smoothed cross-entropy of the model's
+distribution over every token (``training.loss``).
+
+``allowed_softmax``: for outputs that a constraint shapes (parsing's trees:
+``decoding.tree_constraint``), the model's distribution at each position is
+normalized over the tokens the constraint allows there, as transition-based
+parsers normalize over the valid actions. With logits z, the allowed set A
+(the true token y always in it) and smoothing epsilon spread over A:
+
+    loss = logsumexp_{a in A}(z_a) - (1 - epsilon) z_y
+           - epsilon mean_{a in A}(z_a)
+
+A forced token (A = {y}) costs nothing and teaches nothing, so the model
+spends itself on the choices the search makes; the searches then
+renormalize over the allowed tokens (``Constraint.renormalize``), as the
+model was trained. Only the logits of allowed tokens are computed
+(``Seq2SeqModel.candidate_logits``): the opening brackets and EOS for every
+position, the next leaf and one closing bracket for each, not the
+vocabulary.
+
+An objective has ``loss(model, features, label_smoothing)`` -> (loss_sum,
+tokens) for the training step and ``score(model, features)`` -> (loss_sum,
+tokens, correct) for dev loss and accuracy, in the same normalization.
+"""
+
+from keras import ops
+
+from t2t_keras.errors import UserError
+from t2t_keras.ids import PAD_ID
+from t2t_keras.layers.masks import NEG_INF
+from t2t_keras.training.loss import count_tokens, smoothed_cross_entropy
+
+OBJECTIVES = ("softmax", "allowed_softmax")
+
+
+class Softmax:
+  """The paper's: a softmax over the whole vocabulary."""
+
+  def loss(self, model, features, label_smoothing):
+    return smoothed_cross_entropy(model.training_logits(features),
+                                  features["targets"], label_smoothing)
+
+  def score(self, model, features):
+    logits = model(features, training=False)
+    loss_sum, tokens = smoothed_cross_entropy(logits, features["targets"],
+                                              0.0)
+    predictions = ops.argmax(logits, axis=-1)
+    return loss_sum, tokens, _correct(predictions, features["targets"])
+
+
+class AllowedSoftmax:
+  """A softmax over the tokens ``constraint`` allows (module docstring).
+
+  Args:
+    constraint: a ``decoding.constraints.Constraint`` with ``along``.
+    extra_length: the searches' output length limit past the input length
+      (the constraint's length budget depends on it).
+  """
+
+  def __init__(self, constraint, extra_length):
+    if constraint is None or not hasattr(constraint, "along"):
+      raise UserError(
+          "training_objective=allowed_softmax needs a problem whose "
+          "decoding constraint says which tokens each position allows "
+          f"(a Constraint with along()); this problem's is {constraint!r}")
+    self.constraint = constraint
+    self.extra_length = int(extra_length)
+
+  def _candidates(self, model, features, training):
+    """(float32 logits [batch, length, C] of the candidates, their
+    allowed mask [batch, length, C], the true token's logit [batch,
+    length]); candidate columns that are the true token are masked out,
+    so that it counts once."""
+    inputs, targets = features["inputs"], ops.cast(features["targets"],
+                                                   "int32")
+    real = ops.sum(ops.cast(ops.not_equal(inputs, PAD_ID), "int32"), axis=1)
+    shared_ids, shared_ok, ids, ok = self.constraint.along(
+        inputs, targets, real + self.extra_length)
+    ids = ops.concatenate([ids, targets[..., None]], axis=-1)
+    shared, own = model.candidate_logits(features, shared_ids, ids,
+                                         training=training)
+    true_logit = own[..., -1]
+    logits = ops.concatenate([shared, own[..., :-1]], axis=-1)
+    allowed = ops.concatenate([shared_ok, ok], axis=-1)
+    every_id = ops.concatenate([
+        ops.broadcast_to(shared_ids, ops.shape(shared)), ids[..., :-1]], -1)
+    allowed = ops.logical_and(allowed,
+                              ops.not_equal(every_id, targets[..., None]))
+    return logits, allowed, true_logit
+
+  def _per_token(self, logits, allowed, true_logit, label_smoothing):
+    """float32 [batch, length] losses (module docstring)."""
+    masked = ops.where(allowed, logits, NEG_INF)
+    normalizer = ops.logsumexp(
+        ops.concatenate([masked, true_logit[..., None]], -1), axis=-1)
+    loss = normalizer - true_logit
+    if label_smoothing:
+      weight = ops.cast(allowed, "float32")
+      size = ops.sum(weight, axis=-1) + 1.0
+      mean = (ops.sum(logits * weight, axis=-1) + true_logit) / size
+      loss = normalizer - (1.0 - label_smoothing) * true_logit - (
+          label_smoothing * mean)
+    return loss
+
+  def loss(self, model, features, label_smoothing):
+    logits, allowed, true_logit = self._candidates(model, features, True)
+    per_token = self._per_token(logits, allowed, true_logit,
+                                float(label_smoothing))
+    weights = _real(features["targets"])
+    return ops.sum(per_token * weights), count_tokens(features["targets"])
+
+  def score(self, model, features):
+    logits, allowed, true_logit = self._candidates(model, features, False)
+    per_token = self._per_token(logits, allowed, true_logit, 0.0)
+    targets = features["targets"]
+    weights = _real(targets)
+    # Correct where no allowed candidate scores above the true token.
+    best_other = ops.max(ops.where(allowed, logits, NEG_INF), axis=-1)
+    right = ops.cast(ops.greater_equal(true_logit, best_other), "float32")
+    return (ops.sum(per_token * weights), count_tokens(targets),
+            ops.sum(right * weights))
+
+
+def _real(targets):
+  return ops.cast(ops.not_equal(targets, PAD_ID), "float32")
+
+
+def _correct(predictions, targets):
+  real = ops.not_equal(targets, PAD_ID)
+  hits = ops.logical_and(real, ops.equal(ops.cast(predictions, "int64"),
+                                         ops.cast(targets, "int64")))
+  return ops.sum(ops.cast(hits, "float32"))
+
+
+def objective_from_hparams(hparams, constraint=None, extra_length=0):
+  """The objective ``hparams.training_objective`` names; ``constraint``
+  (the problem's decoding constraint) and the searches' ``extra_length``
+  for ``allowed_softmax``."""
+  name = hparams.get("training_objective", "softmax")
+  if name == "softmax":
+    return Softmax()
+  if name == "allowed_softmax":
+    return AllowedSoftmax(constraint, extra_length)
+  raise UserError(f"unknown training_objective {name!r}; expected one of "
+                  f"{', '.join(OBJECTIVES)}")
