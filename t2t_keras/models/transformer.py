@@ -106,13 +106,6 @@ class Transformer(Seq2SeqModel):
                           training=training)
     return memory, bias
 
-  def decode(self, targets, memory, memory_bias, training=None,
-             float32_logits=True):
-    """targets int [batch, length] -> logits [batch, length, vocab], float32
-    or with ``float32_logits=False`` in the compute dtype."""
-    x = self.decode_hidden(targets, memory, memory_bias, training=training)
-    return self.softmax_weights(x, reverse=True, float32=float32_logits)
-
   def decode_hidden(self, targets, memory, memory_bias, training=None):
     """targets int [batch, length] -> the decoder's output [batch, length,
     d_model], the input of the pre-softmax projection."""
