@@ -135,7 +135,7 @@ def test_objectives_by_name():
   assert isinstance(objective_from_hparams(hparams), Softmax)
   hparams.training_objective = "allowed_softmax"
   with pytest.raises(UserError, match="needs a problem whose decoding"):
-    objective_from_hparams(hparams, None, 50)
+    objective_from_hparams(hparams, lambda: (None, 50))
   hparams.training_objective = "alowed_softmax"
   with pytest.raises(UserError, match="allowed_softmax"):
     objective_from_hparams(hparams)

@@ -136,30 +136,41 @@ class TreeConstraint(Constraint):
             "fresh": tf.zeros([n], tf.bool),
             "opens": tf.zeros([n], tf.int32)}
 
-  def _next_leaf(self, state, vocab):
-    """(the next leaf token [n], whether it begins a word [n])."""
+  def _next_leaf(self, state, vocab, placed=None):
+    """(the next leaf token, whether it begins a word), shaped as
+    ``placed`` (default the state's [n]; ``along`` passes [n, length])."""
+    placed = state["placed"] if placed is None else placed
     if self.leaf_id is not None:
-      n = tf.shape(state["placed"])[0]
-      return tf.fill([n], self.leaf_id), tf.ones([n], tf.bool)
+      return (tf.fill(tf.shape(placed), self.leaf_id),
+              tf.ones(tf.shape(placed), tf.bool))
     source = state["source"]
-    at = tf.minimum(state["placed"], tf.shape(source)[1] - 1)
-    piece = tf.gather(source, at[:, None], batch_dims=1)[:, 0]
+    at = tf.minimum(placed, tf.shape(source)[1] - 1)
+    piece = tf.reshape(tf.gather(source, tf.reshape(
+        at, [tf.shape(at)[0], -1]), batch_dims=1), tf.shape(at))
     return piece, tf.gather(self._table("word_start", vocab), piece)
+
+  def _rules(self, left, depth, opens, fresh, starts_word, step, remaining,
+             leaves):
+    """The module docstring's rules on broadcastable int/bool tensors (one
+    step of n hypotheses, or every position of given outputs): (may open,
+    may close, may place the next leaf, may end)."""
+    boundary = tf.equal(left, 0) | starts_word
+    may_open = (boundary & (left > 0) & (depth < self.max_depth) &
+                (opens < self.max_opens) & ((depth > 0) | tf.equal(step, 0)) &
+                (left + depth + 3 <= remaining))
+    may_close = (boundary & (depth > 0) & tf.logical_not(fresh) &
+                 ((depth > 1) | tf.equal(left, 0)))
+    may_leaf = (left > 0) & (depth > 0)
+    may_end = ((tf.equal(depth, 0) & tf.equal(left, 0) & (step > 0)) |
+               tf.equal(leaves, 0))
+    return may_open, may_close, may_leaf, may_end
 
   def allowed(self, state, step, limits, vocab):
     depth, left = state["depth"], state["leaves"] - state["placed"]
     piece, starts_word = self._next_leaf(state, vocab)
-    boundary = tf.logical_or(tf.equal(left, 0), starts_word)
-    remaining = limits - step
-    may_open = (boundary & (left > 0) & (depth < self.max_depth) &
-                (state["opens"] < self.max_opens) &
-                ((depth > 0) | tf.equal(step, 0)) &
-                (left + depth + 3 <= remaining))
-    may_close = (boundary & (depth > 0) & tf.logical_not(state["fresh"]) &
-                 ((depth > 1) | tf.equal(left, 0)))
-    may_leaf = (left > 0) & (depth > 0)
-    may_end = ((tf.equal(depth, 0) & tf.equal(left, 0) & (step > 0)) |
-               tf.equal(state["leaves"], 0))
+    may_open, may_close, may_leaf, may_end = self._rules(
+        left, depth, state["opens"], state["fresh"], starts_word, step,
+        limits - step, state["leaves"])
     innermost = tf.gather(state["stack"], tf.maximum(depth - 1, 0)[:, None],
                           batch_dims=1)[:, 0]
     opens = self._table("close_of", vocab) >= 0
@@ -232,14 +243,7 @@ class TreeConstraint(Constraint):
     left = state["leaves"][:, None] - placed
     length = tf.shape(targets)[1]
     step = tf.range(length)[None, :]
-    if self.leaf_id is None:
-      source = state["source"]
-      at = tf.minimum(placed, tf.shape(source)[1] - 1)
-      piece = tf.gather(source, at, batch_dims=1)
-      starts_word = tf.gather(self._table("word_start", vocab), piece)
-    else:
-      piece = tf.fill(tf.shape(targets), self.leaf_id)
-      starts_word = tf.ones(tf.shape(targets), tf.bool)
+    piece, starts_word = self._next_leaf(state, vocab, placed)
     # Before t: the last token opened a bracket (``fresh``); brackets
     # opened since the last leaf (``opens``); the innermost open bracket.
     fresh = tf.pad(opened[:, :-1], [[0, 0], [1, 0]])
@@ -252,16 +256,10 @@ class TreeConstraint(Constraint):
     last = tf.reduce_max(tf.where(innermost, step[:, None, :], -1), axis=2)
     close = tf.where(last >= 0, tf.gather(close_of, tf.maximum(last, 0),
                                           batch_dims=1), -1)
-    boundary = tf.equal(left, 0) | starts_word
-    remaining = limits[:, None] - step
-    may_open = (boundary & (left > 0) & (depth < self.max_depth) &
-                (opens < self.max_opens) & ((depth > 0) | tf.equal(step, 0))
-                & (left + depth + 3 <= remaining))
-    may_close = (boundary & (depth > 0) & ~fresh &
-                 ((depth > 1) | tf.equal(left, 0)) & (close >= 0))
-    may_leaf = (left > 0) & (depth > 0)
-    may_end = ((tf.equal(depth, 0) & tf.equal(left, 0) & (step > 0)) |
-               tf.equal(state["leaves"], 0)[:, None])
+    may_open, may_close, may_leaf, may_end = self._rules(
+        left, depth, opens, fresh, starts_word, step,
+        limits[:, None] - step, state["leaves"][:, None])
+    may_close &= close >= 0
     open_ids = tf.constant(np.flatnonzero(self.tables["close_of"] >= 0),
                            tf.int32)
     any_open = tf.size(open_ids) > 0

@@ -46,11 +46,11 @@ def smoothed_cross_entropy(logits, targets, label_smoothing, pad_id=PAD_ID):
                                            float(label_smoothing))
   else:
     per_token = per_token_loss(logits, targets, float(label_smoothing))
-  weights = _real_tokens(targets, pad_id)
+  weights = real_tokens(targets, pad_id)
   return ops.sum(per_token * weights), ops.sum(weights)
 
 
-def _real_tokens(targets, pad_id):
+def real_tokens(targets, pad_id=PAD_ID):
   """float32 [batch, length]: 1 at real tokens of int ``targets``, 0 at
   padding."""
   return ops.cast(ops.not_equal(targets, pad_id), "float32")
@@ -59,4 +59,4 @@ def _real_tokens(targets, pad_id):
 def count_tokens(targets, pad_id=PAD_ID):
   """The number of real tokens in int ``targets`` [batch, length] (float32
   scalar), as ``smoothed_cross_entropy`` counts them."""
-  return ops.sum(_real_tokens(targets, pad_id))
+  return ops.sum(real_tokens(targets, pad_id))

@@ -28,10 +28,10 @@ tokens, correct) for dev loss and accuracy, in the same normalization.
 
 from keras import ops
 
+from t2t_keras.decoding.steps import sentence_limits
 from t2t_keras.errors import UserError
-from t2t_keras.ids import PAD_ID
 from t2t_keras.layers.masks import NEG_INF
-from t2t_keras.training.loss import count_tokens, smoothed_cross_entropy
+from t2t_keras.training.loss import real_tokens, smoothed_cross_entropy
 
 OBJECTIVES = ("softmax", "allowed_softmax")
 
@@ -76,9 +76,8 @@ class AllowedSoftmax:
     so that it counts once."""
     inputs, targets = features["inputs"], ops.cast(features["targets"],
                                                    "int32")
-    real = ops.sum(ops.cast(ops.not_equal(inputs, PAD_ID), "int32"), axis=1)
     shared_ids, shared_ok, ids, ok = self.constraint.along(
-        inputs, targets, real + self.extra_length)
+        inputs, targets, sentence_limits(inputs, self.extra_length))
     ids = ops.concatenate([ids, targets[..., None]], axis=-1)
     shared, own = model.candidate_logits(features, shared_ids, ids,
                                          training=training)
@@ -109,40 +108,35 @@ class AllowedSoftmax:
     logits, allowed, true_logit = self._candidates(model, features, True)
     per_token = self._per_token(logits, allowed, true_logit,
                                 float(label_smoothing))
-    weights = _real(features["targets"])
-    return ops.sum(per_token * weights), count_tokens(features["targets"])
+    weights = real_tokens(features["targets"])
+    return ops.sum(per_token * weights), ops.sum(weights)
 
   def score(self, model, features):
     logits, allowed, true_logit = self._candidates(model, features, False)
     per_token = self._per_token(logits, allowed, true_logit, 0.0)
     targets = features["targets"]
-    weights = _real(targets)
+    weights = real_tokens(targets)
     # Correct where no allowed candidate scores above the true token.
     best_other = ops.max(ops.where(allowed, logits, NEG_INF), axis=-1)
     right = ops.cast(ops.greater_equal(true_logit, best_other), "float32")
-    return (ops.sum(per_token * weights), count_tokens(targets),
+    return (ops.sum(per_token * weights), ops.sum(weights),
             ops.sum(right * weights))
 
 
-def _real(targets):
-  return ops.cast(ops.not_equal(targets, PAD_ID), "float32")
-
-
 def _correct(predictions, targets):
-  real = ops.not_equal(targets, PAD_ID)
-  hits = ops.logical_and(real, ops.equal(ops.cast(predictions, "int64"),
-                                         ops.cast(targets, "int64")))
-  return ops.sum(ops.cast(hits, "float32"))
+  hits = ops.cast(ops.equal(ops.cast(predictions, "int64"),
+                            ops.cast(targets, "int64")), "float32")
+  return ops.sum(hits * real_tokens(targets))
 
 
-def objective_from_hparams(hparams, constraint=None, extra_length=0):
-  """The objective ``hparams.training_objective`` names; ``constraint``
-  (the problem's decoding constraint) and the searches' ``extra_length``
-  for ``allowed_softmax``."""
+def objective_from_hparams(hparams, constraint_fn=lambda: (None, 0)):
+  """The objective ``hparams.training_objective`` names. ``constraint_fn()``
+  -> (the problem's decoding constraint, the searches' extra_length), asked
+  only by ``allowed_softmax``."""
   name = hparams.get("training_objective", "softmax")
   if name == "softmax":
     return Softmax()
   if name == "allowed_softmax":
-    return AllowedSoftmax(constraint, extra_length)
+    return AllowedSoftmax(*constraint_fn())
   raise UserError(f"unknown training_objective {name!r}; expected one of "
                   f"{', '.join(OBJECTIVES)}")
