@@ -35,6 +35,12 @@ def transformer_base():
       # vocabulary (the paper), or "allowed_softmax" over the tokens the
       # problem's decoding constraint allows at each position.
       training_objective="softmax",
+      # Not in the paper: > 0 trains one encoder-decoder attention head to
+      # look at the source token the output copies next, weighted so
+      # (training/guided_alignment.py; outputs that copy their source).
+      alignment_loss_weight=0.0,
+      alignment_layer=-2,             # which decoder layer (-2: penultimate)
+      alignment_head=0,               # which of its heads
       # Optimizer and schedule (section 5.3).
       optimizer="adam",               # or adamw, sgd (registry: optimizer)
       optimizer_adam_beta1=0.9,

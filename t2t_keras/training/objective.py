@@ -31,6 +31,7 @@ from keras import ops
 from t2t_keras.decoding.steps import sentence_limits
 from t2t_keras.errors import UserError
 from t2t_keras.layers.masks import NEG_INF
+from t2t_keras.training.guided_alignment import GuidedAlignment
 from t2t_keras.training.loss import real_tokens, smoothed_cross_entropy
 
 OBJECTIVES = ("softmax", "allowed_softmax")
@@ -130,13 +131,22 @@ def _correct(predictions, targets):
 
 
 def objective_from_hparams(hparams, constraint_fn=lambda: (None, 0)):
-  """The objective ``hparams.training_objective`` names. ``constraint_fn()``
-  -> (the problem's decoding constraint, the searches' extra_length), asked
-  only by ``allowed_softmax``."""
+  """The objective ``hparams.training_objective`` names, plus guided
+  alignment where ``alignment_loss_weight`` > 0
+  (``training.guided_alignment``). ``constraint_fn()`` -> (the problem's
+  decoding constraint, the searches' extra_length), asked only by
+  ``allowed_softmax``."""
   name = hparams.get("training_objective", "softmax")
   if name == "softmax":
-    return Softmax()
-  if name == "allowed_softmax":
-    return AllowedSoftmax(*constraint_fn())
-  raise UserError(f"unknown training_objective {name!r}; expected one of "
-                  f"{', '.join(OBJECTIVES)}")
+    objective = Softmax()
+  elif name == "allowed_softmax":
+    objective = AllowedSoftmax(*constraint_fn())
+  else:
+    raise UserError(f"unknown training_objective {name!r}; expected one of "
+                    f"{', '.join(OBJECTIVES)}")
+  weight = float(hparams.get("alignment_loss_weight", 0.0))
+  if weight:
+    objective = GuidedAlignment(objective, weight,
+                                hparams.get("alignment_layer", -2),
+                                hparams.get("alignment_head", 0))
+  return objective

@@ -1,0 +1,99 @@
+"""Guided alignment for outputs that copy their source in order: one head
+of one encoder-decoder attention layer is trained to look at the source
+token the output copies next (``alignment_loss_weight``).
+
+Garg et al. 2019 ("Jointly Learning to Align and Translate with
+Transformer Models") supervise one head of the penultimate decoder layer
+with external word alignments; Marian's and OpenNMT-tf's
+``guided_alignment`` do the same. Here the alignment needs no aligner: in
+parsing's linearized trees the leaves copy the source's pieces in order,
+so at decoder position t the source position of the next piece to copy is
+
+    p_t = min(#{j < t : targets[j] occurs in the source}, last real source position)
+
+(``models.transformer_pointer.pointer_positions``; once every piece is
+copied, the source's EOS). With A the chosen head's attention weights
+[batch, length, source_length] (the softmax, before dropout) and lambda the
+weight, the loss added to the objective's is
+
+    lambda * sum_t -log A[t, p_t]       over real target tokens t,
+
+a cross-entropy between the head's distribution and a one-hot one. The
+decoder otherwise has to learn its place in the sentence from the
+next-token loss alone, and long sentences are where it loses it
+(docs/recipes.md). Decoding, scoring and export are unchanged: the head is
+an ordinary head that has learned where to look.
+"""
+
+from keras import ops
+
+from t2t_keras.errors import UserError
+from t2t_keras.layers import attention_record
+from t2t_keras.models.transformer_pointer import pointer_positions
+from t2t_keras.models.transformer import shift_right
+from t2t_keras.training.loss import real_tokens
+
+
+def alignment_nll(weights, positions, mask):
+  """Sum of -log weights[b, t, positions[b, t]] over mask.
+
+  Args:
+    weights: float [batch, length, source_length], one head's attention.
+    positions: int [batch, length], the source position each row should
+      attend to.
+    mask: float32 [batch, length], 1 at real target tokens.
+  Returns:
+    a float32 scalar.
+  """
+  picked = ops.take_along_axis(ops.cast(weights, "float32"),
+                               positions[..., None], axis=-1)[..., 0]
+  return ops.sum(-ops.log(ops.maximum(picked, 1e-9)) * mask)
+
+
+class GuidedAlignment:
+  """Another objective plus lambda times the alignment loss (module
+  docstring). ``score`` (dev loss and accuracy) is the other objective's.
+
+  Args:
+    objective: the objective whose loss the term is added to (``Softmax``).
+    weight: lambda, > 0.
+    layer: which decoder layer's encoder-decoder attention (Python index
+      into the model's ``attention_layers()["encoder_decoder"]``; -2 is the
+      penultimate, Garg et al.'s choice).
+    head: which of its heads.
+  """
+
+  def __init__(self, objective, weight, layer=-2, head=0):
+    if weight <= 0:
+      raise UserError(f"alignment_loss_weight must be > 0, got {weight}")
+    self.objective = objective
+    self.weight = float(weight)
+    self.layer = int(layer)
+    self.head = int(head)
+
+  def _attention_layer(self, model):
+    try:
+      layers = model.attention_layers()["encoder_decoder"]
+      return layers[self.layer]
+    except (KeyError, IndexError):
+      raise UserError(
+          f"alignment_layer={self.layer} names no encoder-decoder attention "
+          f"layer of model {type(model).__name__}") from None
+
+  def loss(self, model, features, label_smoothing):
+    layer = self._attention_layer(model)
+    if not 0 <= self.head < layer.num_heads:
+      raise UserError(f"alignment_head={self.head} is not one of the "
+                      f"{layer.num_heads} heads of {layer.name}")
+    with attention_record.recording() as recorded:
+      loss_sum, tokens = self.objective.loss(model, features,
+                                             label_smoothing)
+    weights = recorded[layer][:, self.head]
+    inputs = ops.cast(features["inputs"], "int32")
+    targets = ops.cast(features["targets"], "int32")
+    positions = pointer_positions(shift_right(targets), inputs)
+    aligned = alignment_nll(weights, positions, real_tokens(targets))
+    return loss_sum + self.weight * aligned, tokens
+
+  def score(self, model, features):
+    return self.objective.score(model, features)
