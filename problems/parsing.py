@@ -130,6 +130,11 @@ class ParsingWsj(Text2TextProblem):
   validation_metric = "f1"
   eval_decode_defaults = {"beam_size": 1}
 
+  @property
+  def copies_source(self):
+    """The words as leaves copy every source piece in order."""
+    return self.leaves == "words"
+
   def source(self, tmp_dir=None, raw_dir=None, raw_prefixes=None):
     del tmp_dir
     if not raw_dir:

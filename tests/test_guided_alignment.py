@@ -20,6 +20,7 @@ from t2t_keras.training.objective import Softmax, objective_from_hparams
 from t2t_keras.training.run import RunConfig, train
 
 SAMPLE = os.path.join("ptb", "nltk_treebank_sample", "wsj_0001-0179")
+PARSING = registry.problem("parsing_wsj")
 TINY = ("hidden_size=32,filter_size=64,num_hidden_layers=2,num_heads=2,"
         "layer_prepostprocess_dropout=0.0")
 
@@ -91,7 +92,7 @@ def test_the_loss_adds_the_heads_cross_entropy(parsing_data):
               .all_pieces())
   model = registry.model("transformer")(hparams, vocab)
   model.build()
-  objective = objective_from_hparams(hparams)
+  objective = objective_from_hparams(hparams, problem=PARSING)
   assert isinstance(objective, GuidedAlignment)
   assert isinstance(objective.objective, Softmax)
   # Without dropout the training pass is the eager one.
@@ -115,12 +116,16 @@ def test_bad_settings_are_named():
   model.build()
   ids = tf.ones((1, 3), tf.int32)
   with pytest.raises(UserError, match="alignment_layer=5"):
-    objective_from_hparams(hparams).loss(
+    objective_from_hparams(hparams, problem=PARSING).loss(
         model, {"inputs": ids, "targets": ids}, 0.1)
   hparams.alignment_layer, hparams.alignment_head = -1, 2
   with pytest.raises(UserError, match="alignment_head=2"):
-    objective_from_hparams(hparams).loss(
+    objective_from_hparams(hparams, problem=PARSING).loss(
         model, {"inputs": ids, "targets": ids}, 0.1)
+  # Only where every target copies its source in order.
+  for name in ("translate_ende", "parsing_wsj_xx", "parsing_wsj_first"):
+    with pytest.raises(UserError, match=f"copy .* {name} does not"):
+      objective_from_hparams(hparams, problem=registry.problem(name))
 
 
 def test_a_run_teaches_the_head_where_the_output_copies_from(

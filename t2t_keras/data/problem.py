@@ -21,6 +21,7 @@ default, written here with what calls it:
 | ``validation_bleu`` | t2t-trainer (``--eval_bleu`` default) | False |
 | ``validation_metric`` | t2t-trainer's dev decoding | "bleu" |
 | ``dev_score`` | the same | None: sacreBLEU of the outputs |
+| ``copies_source`` | t2t-trainer (``alignment_loss_weight``) | False |
 """
 
 from t2t_keras.data import pipeline
@@ -47,6 +48,10 @@ class Problem:
   validation_metric = "bleu"
   # Decode hparams of the trainer's dev decoding, over ``decode_defaults``.
   eval_decode_defaults = {}
+  # Whether every target copies all of its source's tokens, in order,
+  # between tokens of its own (parsing_wsj's words as leaves): guided
+  # alignment derives its alignment from that (training.guided_alignment).
+  copies_source = False
 
   @property
   def name(self):

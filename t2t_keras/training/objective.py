@@ -130,11 +130,13 @@ def _correct(predictions, targets):
   return ops.sum(hits * real_tokens(targets))
 
 
-def objective_from_hparams(hparams, constraint_fn=lambda: (None, 0)):
+def objective_from_hparams(hparams, constraint_fn=lambda: (None, 0),
+                           problem=None):
   """The objective ``hparams.training_objective`` names, plus guided
   alignment where ``alignment_loss_weight`` > 0
-  (``training.guided_alignment``). ``constraint_fn()`` -> (the problem's
-  decoding constraint, the searches' extra_length), asked only by
+  (``training.guided_alignment``; ``problem`` must copy its source,
+  ``Problem.copies_source``). ``constraint_fn()`` -> (the problem's decoding
+  constraint, the searches' extra_length), asked only by
   ``allowed_softmax``."""
   name = hparams.get("training_objective", "softmax")
   if name == "softmax":
@@ -146,6 +148,12 @@ def objective_from_hparams(hparams, constraint_fn=lambda: (None, 0)):
                     f"{', '.join(OBJECTIVES)}")
   weight = float(hparams.get("alignment_loss_weight", 0.0))
   if weight:
+    if not getattr(problem, "copies_source", False):
+      name = getattr(problem, "name", problem)
+      raise UserError(
+          f"alignment_loss_weight={weight} needs a problem whose targets copy "
+          f"all of their source in order (copies_source, e.g. parsing_wsj), "
+          f"and {name} does not")
     objective = GuidedAlignment(objective, weight,
                                 hparams.get("alignment_layer", -2),
                                 hparams.get("alignment_head", 0))

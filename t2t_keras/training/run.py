@@ -131,7 +131,7 @@ def _train(config, log):
       hooks.append(TimeLimitHook(c.train_minutes, log))
     objective = objective_from_hparams(hparams, lambda: (
         problem.decode_constraint(c.data_dir),
-        decode_hparams("", problem.decode_defaults).extra_length))
+        decode_hparams("", problem.decode_defaults).extra_length), problem)
     with dtype_policy(hparams.activation_dtype):
       trainer = Trainer(build, hparams, strategy, model_dir, c.checkpoints,
                         c.jit_compile, train_steps, hooks, objective)
