@@ -108,6 +108,10 @@ def _train(config, log):
   strategy = make_strategy(c.worker_gpu, c.cpu_devices)
   keras.utils.set_random_seed(c.seed)
   input_vocab, target_vocab = problem.vocab_sizes(c.data_dir)
+  # Settings the problem cannot take are refused before anything is written.
+  objective = objective_from_hparams(hparams, lambda: (
+      problem.decode_constraint(c.data_dir),
+      decode_hparams("", problem.decode_defaults).extra_length), problem)
   chief = strategy.extended.should_checkpoint
   if chief:
     os.makedirs(c.output_dir, exist_ok=True)
@@ -129,9 +133,6 @@ def _train(config, log):
     hooks = hooks_from_hparams(hparams)
     if c.train_minutes:
       hooks.append(TimeLimitHook(c.train_minutes, log))
-    objective = objective_from_hparams(hparams, lambda: (
-        problem.decode_constraint(c.data_dir),
-        decode_hparams("", problem.decode_defaults).extra_length), problem)
     with dtype_policy(hparams.activation_dtype):
       trainer = Trainer(build, hparams, strategy, model_dir, c.checkpoints,
                         c.jit_compile, train_steps, hooks, objective)
