@@ -56,6 +56,25 @@ def trained_run(tmp_path_factory):
   return _once_per_session(tmp_path_factory, "trained", build)
 
 
+WSJ_SAMPLE = os.path.join("ptb", "nltk_treebank_sample", "wsj_0001-0179")
+
+
+def wsj_sample_data(shared_data, root, problem_name, trees):
+  """The data_dir (under ``root``, a pathlib folder) of ``problem_name``
+  made from the WSJ sample's first ``trees`` trees, as both train and dev,
+  with a 1,000-piece vocabulary."""
+  from t2t_keras.data.datagen import generate  # pylint: disable=g-import-not-at-top
+  with open(os.path.join(shared_data, WSJ_SAMPLE + ".trees"),
+            encoding="utf-8") as f:
+    first = [next(f) for _ in range(trees)]
+  (root / "sample.trees").write_text("".join(first), encoding="utf-8")
+  data = str(root / "data")
+  generate(problem_name, data, raw_dir=str(root),
+           raw_prefixes="train=sample,dev=sample", vocab_size=1000,
+           log=lambda _: None)
+  return data
+
+
 def _once_per_session(tmp_path_factory, name, build):
   """``build(folder)``'s result, built by one pytest process of the
   session: under pytest-xdist, every worker's base temp folder is beside

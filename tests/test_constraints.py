@@ -2,15 +2,14 @@
 scoring and the SavedModel; target prefixes for translation."""
 
 import io
-import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from conftest import wsj_sample_data
 from t2t_keras import registry
 from t2t_keras import trees
-from t2t_keras.data.datagen import generate
 from t2t_keras.decoding import run
 from t2t_keras.decoding import length_penalty
 from t2t_keras.decoding.constraints import PrefixConstraint
@@ -24,7 +23,6 @@ from t2t_keras.lines import LineReader
 from t2t_keras.models.builder import load_model_from_dir
 from t2t_keras.training.run import RunConfig, train
 
-SAMPLE = os.path.join("ptb", "nltk_treebank_sample", "wsj_0001-0179")
 TINY = "hidden_size=32,filter_size=64,num_hidden_layers=1,num_heads=2"
 
 
@@ -33,14 +31,8 @@ def _random_parser(problem_name, shared_data, tmp_path_factory):
   trained 1 step on the sample's first 600 trees (its dev split too: the
   run's closing evaluation reads all of dev)."""
   root = tmp_path_factory.mktemp(problem_name)
-  data, out = str(root / "data"), str(root / "run")
-  with open(os.path.join(shared_data, SAMPLE + ".trees"),
-            encoding="utf-8") as f:
-    first = [next(f) for _ in range(600)]
-  (root / "sample.trees").write_text("".join(first), encoding="utf-8")
-  generate(problem_name, data, raw_dir=str(root),
-           raw_prefixes="train=sample,dev=sample", vocab_size=1000,
-           log=lambda _: None)
+  out = str(root / "run")
+  data = wsj_sample_data(shared_data, root, problem_name, 600)
   train(RunConfig(problem_name, "transformer_tiny", out, data_dir=data,
                   train_steps=1, hparams_overrides=TINY, eval_bleu=False),
         log=lambda _: None)

@@ -2,14 +2,13 @@
 from copying, the term it adds to the loss, and a run whose head learns to
 look where the output copies from."""
 
-import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from conftest import wsj_sample_data
 from t2t_keras import registry
-from t2t_keras.data.datagen import generate
 from t2t_keras.errors import UserError
 from t2t_keras.layers.attention_record import recording
 from t2t_keras.models.builder import load_model_from_dir
@@ -19,7 +18,6 @@ from t2t_keras.training.guided_alignment import GuidedAlignment
 from t2t_keras.training.objective import Softmax, objective_from_hparams
 from t2t_keras.training.run import RunConfig, train
 
-SAMPLE = os.path.join("ptb", "nltk_treebank_sample", "wsj_0001-0179")
 PARSING = registry.problem("parsing_wsj")
 TINY = ("hidden_size=32,filter_size=64,num_hidden_layers=2,num_heads=2,"
         "layer_prepostprocess_dropout=0.0")
@@ -28,16 +26,8 @@ TINY = ("hidden_size=32,filter_size=64,num_hidden_layers=2,num_heads=2,"
 @pytest.fixture(scope="module")
 def parsing_data(shared_data, tmp_path_factory):
   """The data_dir of the WSJ sample's first 300 trees (parsing_wsj)."""
-  root = tmp_path_factory.mktemp("guided")
-  with open(os.path.join(shared_data, SAMPLE + ".trees"),
-            encoding="utf-8") as f:
-    first = [next(f) for _ in range(300)]
-  (root / "sample.trees").write_text("".join(first), encoding="utf-8")
-  data = str(root / "data")
-  generate("parsing_wsj", data, raw_dir=str(root),
-           raw_prefixes="train=sample,dev=sample", vocab_size=1000,
-           log=lambda _: None)
-  return data
+  return wsj_sample_data(shared_data, tmp_path_factory.mktemp("guided"),
+                         "parsing_wsj", 300)
 
 
 def _batch(data, hparams):

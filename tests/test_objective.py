@@ -3,15 +3,14 @@ parsing's per-position candidates against the search's own masks, the loss
 against one written from the full logits, and a run that trains with it
 and decodes renormalized."""
 
-import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from conftest import wsj_sample_data
 from t2t_keras import registry
 from t2t_keras import trees
-from t2t_keras.data.datagen import generate
 from t2t_keras.decoding.constraints import step_masks
 from t2t_keras.decoding.decoder import Decoder
 from t2t_keras.decoding.dev_bleu import split_text
@@ -25,7 +24,6 @@ from t2t_keras.training.objective import (AllowedSoftmax, Softmax,
                                           objective_from_hparams)
 from t2t_keras.training.run import RunConfig, train
 
-SAMPLE = os.path.join("ptb", "nltk_treebank_sample", "wsj_0001-0179")
 TINY = "hidden_size=32,filter_size=64,num_hidden_layers=1,num_heads=2"
 EXTRA = 300
 
@@ -35,15 +33,8 @@ EXTRA = 300
 def parsing_data(request, shared_data, tmp_path_factory):
   """(problem, data_dir) of the sample's first 300 trees, each leaf kind."""
   name = request.param
-  root = tmp_path_factory.mktemp(name)
-  with open(os.path.join(shared_data, SAMPLE + ".trees"),
-            encoding="utf-8") as f:
-    first = [next(f) for _ in range(300)]
-  (root / "sample.trees").write_text("".join(first), encoding="utf-8")
-  data = str(root / "data")
-  generate(name, data, raw_dir=str(root),
-           raw_prefixes="train=sample,dev=sample", vocab_size=1000,
-           log=lambda _: None)
+  data = wsj_sample_data(shared_data, tmp_path_factory.mktemp(name), name,
+                         300)
   return registry.problem(name), data
 
 
