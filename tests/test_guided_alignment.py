@@ -101,17 +101,23 @@ def test_the_loss_adds_the_heads_cross_entropy(parsing_data):
 def test_bad_settings_are_named():
   with pytest.raises(UserError, match="alignment_loss_weight"):
     GuidedAlignment(Softmax(), -1.0)
+  # By the hparams, before a model exists (t2t-trainer asks before it
+  # writes the run directory) ...
   hparams = _tiny(alignment_loss_weight=1.0, alignment_layer=5)
+  with pytest.raises(UserError, match="alignment_layer=5 names no decoder"):
+    objective_from_hparams(hparams, problem=PARSING)
+  hparams.alignment_layer, hparams.alignment_head = -1, 2
+  with pytest.raises(UserError, match="alignment_head=2 is not one of"):
+    objective_from_hparams(hparams, problem=PARSING)
+  # ... and by the model's own layers when the step is traced.
   model = registry.model("transformer")(hparams, 50)
   model.build()
   ids = tf.ones((1, 3), tf.int32)
-  with pytest.raises(UserError, match="alignment_layer=5"):
-    objective_from_hparams(hparams, problem=PARSING).loss(
-        model, {"inputs": ids, "targets": ids}, 0.1)
-  hparams.alignment_layer, hparams.alignment_head = -1, 2
-  with pytest.raises(UserError, match="alignment_head=2"):
-    objective_from_hparams(hparams, problem=PARSING).loss(
-        model, {"inputs": ids, "targets": ids}, 0.1)
+  for layer, head, message in ((5, 0, "alignment_layer=5"),
+                               (-1, 2, "alignment_head=2")):
+    with pytest.raises(UserError, match=message):
+      GuidedAlignment(Softmax(), 1.0, layer, head).loss(
+          model, {"inputs": ids, "targets": ids}, 0.1)
   # Only where every target copies its source in order.
   for name in ("translate_ende", "parsing_wsj_xx", "parsing_wsj_first"):
     with pytest.raises(UserError, match=f"copy .* {name} does not"):

@@ -154,7 +154,18 @@ def objective_from_hparams(hparams, constraint_fn=lambda: (None, 0),
           f"alignment_loss_weight={weight} needs a problem whose targets copy "
           f"all of their source in order (copies_source, e.g. parsing_wsj), "
           f"and {name} does not")
-    objective = GuidedAlignment(objective, weight,
-                                hparams.get("alignment_layer", -2),
-                                hparams.get("alignment_head", 0))
+    layer = int(hparams.get("alignment_layer", -2))
+    head = int(hparams.get("alignment_head", 0))
+    # By the hparams, before anything is written (the model's own layers
+    # are checked again when the step is traced).
+    layers = (hparams.get("num_decoder_layers", 0)
+              or hparams.get("num_hidden_layers", 0))
+    if layers and not -layers <= layer < layers:
+      raise UserError(f"alignment_layer={layer} names no decoder layer of "
+                      f"{layers} (expected {-layers} to {layers - 1})")
+    heads = hparams.get("num_heads", 0)
+    if heads and not 0 <= head < heads:
+      raise UserError(f"alignment_head={head} is not one of the {heads} heads "
+                      f"(expected 0 to {heads - 1})")
+    objective = GuidedAlignment(objective, weight, layer, head)
   return objective
