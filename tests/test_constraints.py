@@ -82,17 +82,17 @@ def test_random_parser_outputs_are_trees_over_the_input(problem_name, request,
   data, out, sources = request.getfixturevalue(PARSERS[problem_name])
   problem = registry.problem(problem_name)
   leaves = problem.leaves
-  # Beam (a small beam, to keep it quick) and greedy, as t2t-decoder runs;
-  # a short length limit (random weights open brackets up to it) keeps it
-  # quick and makes the length budget bind.
-  for overrides in ("beam_size=4,extra_length=20",
-                    "beam_size=1,extra_length=20"):
-    outputs, log = _decode(data, out, sources, overrides,
-                           problem_name=problem_name)
-    _assert_trees_over(outputs, sources)
-    assert "repaired 0 of 50" in log, log
-    assert any(f"constrained ({problem_name})" in line for line in log), log
-  # The raw outputs, before any repair, are well-formed linearized trees.
+  # Greedy as t2t-decoder runs it; a short length limit (random weights
+  # open brackets up to it) keeps it quick and makes the length budget bind.
+  outputs, log = _decode(data, out, sources, "beam_size=1,extra_length=20",
+                         problem_name=problem_name)
+  _assert_trees_over(outputs, sources)
+  assert "repaired 0 of 50" in log, log
+  assert any(f"constrained ({problem_name})" in line for line in log), log
+  # Beam search (a small beam, to keep it quick): its raw outputs, before
+  # the repair t2t-decoder would apply, are well-formed linearized trees,
+  # so none would be repaired; t2t-decoder's beam path, with its "repaired"
+  # count, runs below through the SavedModel.
   model, _, _, _ = load_model_from_dir(out)
   decoder = Decoder(model, problem.vocab(data),
                     decode_hparams("beam_size=4,extra_length=20",

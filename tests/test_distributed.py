@@ -95,8 +95,15 @@ def test_accumulating_4_micro_batches_equals_one_4x_batch():
   worst = max(float(np.abs(a - b).max()) for a, b in
               zip(accumulated[3], whole[3]))
   assert worst / scale < 1e-4
-  # The mean of per-micro-batch means would be a different gradient.
-  per_batch = [updates(sgd_trainer(), [m])[2] for m in micro]
+  # The mean of per-micro-batch means would be a different gradient (one
+  # trainer, its weights put back before each batch: one trace, not four).
+  single = sgd_trainer()
+  start = [v.numpy().copy() for v in single.model.trainable_variables]
+  per_batch = []
+  for m in micro:
+    for v, value in zip(single.model.trainable_variables, start):
+      v.assign(value)
+    per_batch.append(updates(single, [m])[2])
   assert abs(np.mean(per_batch) - whole[2]) > 1e-3
 
 
