@@ -2,7 +2,6 @@
 from copying, the term it adds to the loss, and a run whose head learns to
 look where the output copies from."""
 
-
 import numpy as np
 import pytest
 import tensorflow as tf

@@ -3,7 +3,6 @@ parsing's per-position candidates against the search's own masks, the loss
 against one written from the full logits, and a run that trains with it
 and decodes renormalized."""
 
-
 import numpy as np
 import pytest
 import tensorflow as tf

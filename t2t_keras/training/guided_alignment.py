@@ -74,20 +74,25 @@ class GuidedAlignment:
     self.layer = int(layer)
     self.head = int(head)
 
-  def _attention_layer(self, model):
-    try:
-      layers = model.attention_layers()["encoder_decoder"]
-      return layers[self.layer]
-    except (KeyError, IndexError):
-      raise UserError(
-          f"alignment_layer={self.layer} names no encoder-decoder attention "
-          f"layer of model {type(model).__name__}") from None
+  def check(self, layers, heads):
+    """Refuses a ``layer`` or ``head`` that a decoder of ``layers`` layers
+    of ``heads`` heads does not have (UserError)."""
+    if not -layers <= self.layer < layers:
+      raise UserError(f"alignment_layer={self.layer} names no decoder layer "
+                      f"of {layers} (expected {-layers} to {layers - 1})")
+    if not 0 <= self.head < heads:
+      raise UserError(f"alignment_head={self.head} is not one of the {heads} "
+                      f"heads (expected 0 to {heads - 1})")
 
   def loss(self, model, features, label_smoothing):
-    layer = self._attention_layer(model)
-    if not 0 <= self.head < layer.num_heads:
-      raise UserError(f"alignment_head={self.head} is not one of the "
-                      f"{layer.num_heads} heads of {layer.name}")
+    try:
+      layers = model.attention_layers()["encoder_decoder"]
+    except KeyError:
+      raise UserError(f"model {type(model).__name__} has no encoder-decoder "
+                      "attention for alignment_loss_weight") from None
+    # Every decoder layer has the same heads (none: the layer is refused).
+    self.check(len(layers), layers[0].num_heads if layers else 0)
+    layer = layers[self.layer]
     with attention_record.recording() as recorded:
       loss_sum, tokens = self.objective.loss(model, features,
                                              label_smoothing)

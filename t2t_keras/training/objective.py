@@ -31,6 +31,7 @@ from keras import ops
 from t2t_keras.decoding.steps import sentence_limits
 from t2t_keras.errors import UserError
 from t2t_keras.layers.masks import NEG_INF
+from t2t_keras.models.config import TransformerConfig
 from t2t_keras.training.guided_alignment import GuidedAlignment
 from t2t_keras.training.loss import real_tokens, smoothed_cross_entropy
 
@@ -154,18 +155,11 @@ def objective_from_hparams(hparams, constraint_fn=lambda: (None, 0),
           f"alignment_loss_weight={weight} needs a problem whose targets copy "
           f"all of their source in order (copies_source, e.g. parsing_wsj), "
           f"and {name} does not")
-    layer = int(hparams.get("alignment_layer", -2))
-    head = int(hparams.get("alignment_head", 0))
+    objective = GuidedAlignment(objective, weight,
+                                hparams.get("alignment_layer", -2),
+                                hparams.get("alignment_head", 0))
     # By the hparams, before anything is written (the model's own layers
     # are checked again when the step is traced).
-    layers = (hparams.get("num_decoder_layers", 0)
-              or hparams.get("num_hidden_layers", 0))
-    if layers and not -layers <= layer < layers:
-      raise UserError(f"alignment_layer={layer} names no decoder layer of "
-                      f"{layers} (expected {-layers} to {layers - 1})")
-    heads = hparams.get("num_heads", 0)
-    if heads and not 0 <= head < heads:
-      raise UserError(f"alignment_head={head} is not one of the {heads} heads "
-                      f"(expected 0 to {heads - 1})")
-    objective = GuidedAlignment(objective, weight, layer, head)
+    config = TransformerConfig.from_hparams(hparams)
+    objective.check(config.num_decoder_layers, config.num_heads)
   return objective
