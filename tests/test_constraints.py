@@ -10,6 +10,7 @@ import tensorflow as tf
 from conftest import wsj_sample_data
 from t2t_keras import registry
 from t2t_keras import trees
+from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.decoding import run
 from t2t_keras.decoding import length_penalty
 from t2t_keras.decoding.constraints import PrefixConstraint
@@ -185,12 +186,16 @@ def test_prefixes_begin_each_output_and_score_as_forced(trained_run,
     # decoding gives it (beam scores are length-penalized).
     # Only outputs that ended before their length limit: at the limit the
     # search forces EOS at no cost, and a briefly trained model rambles
-    # there on some CPUs (those without AVX-512).
+    # there on some CPUs (those without AVX-512). And only outputs whose
+    # text the scorer reads back as the same pieces: a rambling model can
+    # emit a word in pieces that the vocabulary would segment otherwise.
     forced = Scorer(model, vocab).score(list(zip(sources, outputs)))
-    for (log_prob, tokens), score, row, source in zip(
-        forced, scores[:, 0], ids, encoded):
-      if np.count_nonzero(np.asarray(row[0])) >= len(source) + \
-          hparams.extra_length:
+    for (log_prob, tokens), score, row, source, output in zip(
+        forced, scores[:, 0], ids, encoded, outputs):
+      pieces = [int(t) for t in np.asarray(row[0])
+                if t not in (PAD_ID, EOS_ID)]
+      if len(pieces) + 1 >= len(source) + hparams.extra_length or \
+          pieces != list(vocab.encode(output)):
         continue
       compared += 1
       penalty = 1.0 if hparams.beam_size == 1 else float(

@@ -48,7 +48,7 @@ class ScaledDotProductAttention(keras.layers.Layer):
 
   def call(self, query, key, value, bias=None, extra_logits=None,
            extra_values=None, training=None, return_weights=False):
-    depth = ops.shape(query)[-1]
+    depth = query.shape[-1]   # d_k, static
     query = query * ops.cast(1.0 / float(depth) ** 0.5, query.dtype)
     # K^T as an operand flag, not a transposed copy (autodiff of an explicit
     # transpose adds two more a layer: about 2 ms of a base training step's

@@ -92,25 +92,29 @@ class MultiHeadAttention(keras.layers.Layer):
         tuple(query_shape[:-1]) + (self.num_heads * self.value_size,))
     self.built = True
 
-  def _split_heads(self, x, depth):
-    """[batch, length, h * depth] -> [batch, h, length, depth]."""
-    batch, length = ops.shape(x)[0], ops.shape(x)[1]
-    x = ops.reshape(x, (batch, length, self.num_heads, depth))
-    return ops.transpose(x, (0, 2, 1, 3))
+  def _project_heads(self, dense, x, depth):
+    """``dense`` applied to ``x`` [batch, length, d], by head: [batch, h,
+    length, depth]."""
+    batch, length = ops.shape(x)[:2]
+    y = apply_to_rows(dense, x, (batch, length, self.num_heads, depth))
+    return ops.transpose(y, (0, 2, 1, 3))
 
   def _merge_heads(self, x):
-    """[batch, h, length, d_v] -> [batch, length, h * d_v]."""
-    batch, length = ops.shape(x)[0], ops.shape(x)[2]
-    x = ops.transpose(x, (0, 2, 1, 3))
-    return ops.reshape(x, (batch, length, self.num_heads * self.value_size))
+    """``x`` [batch, h, length, d_v] -> Concat(head_1, ..., head_h) W^O:
+    [batch, length, d_model]."""
+    shape = ops.shape(x)
+    batch, length = shape[0], shape[2]
+    x = ops.transpose(x, (0, 2, 1, 3))   # [batch, length, h, d_v]
+    rows = ops.reshape(x, (-1, self.num_heads * self.value_size))
+    y = self._output_dense(rows)
+    return ops.reshape(y, (batch, length, y.shape[-1]))
 
   def queries(self, query, offset):
     """Q W^Q by head: ``query`` [batch, length, d_model] at positions
     ``offset``, ... -> [batch, h, length, d_k]. A hook for variants that
     transform queries by position (rotary positions)."""
     del offset
-    return self._split_heads(apply_to_rows(self._query_dense, query),
-                             self.key_size)
+    return self._project_heads(self._query_dense, query, self.key_size)
 
   def keys_values(self, memory, offset):
     """K W^K and V W^V by head of ``memory`` [batch, length, d] at
@@ -118,9 +122,8 @@ class MultiHeadAttention(keras.layers.Layer):
     [batch, h, length, d_v]. A hook like ``queries``."""
     del offset
     return {
-        "key": self._split_heads(apply_to_rows(self._key_dense, memory),
-                                 self.key_size),
-        "value": self._split_heads(apply_to_rows(self._value_dense, memory),
+        "key": self._project_heads(self._key_dense, memory, self.key_size),
+        "value": self._project_heads(self._value_dense, memory,
                                    self.value_size),
     }
 
@@ -168,7 +171,7 @@ class MultiHeadAttention(keras.layers.Layer):
         extra_values=extra_values, training=training, return_weights=True)
     if attention_record.is_recording():
       attention_record.record(self, weights)
-    output = apply_to_rows(self._output_dense, self._merge_heads(context))
+    output = self._merge_heads(context)
     results = (output,)
     if return_weights:
       results += (weights,)

@@ -47,7 +47,7 @@ class SinusoidalPositionalEncoding(keras.layers.Layer):
   """
 
   def call(self, inputs, offset=0):
-    length, depth = ops.shape(inputs)[1], ops.shape(inputs)[2]
+    _, length, depth = ops.shape(inputs)
     positions = ops.arange(length) + offset
     encoding = sinusoid(positions, depth)
     return inputs + ops.cast(encoding, inputs.dtype)[None]

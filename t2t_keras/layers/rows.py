@@ -10,10 +10,19 @@ ReLU), which TensorFlow's CPU graph rewriter fuses into one oneDNN kernel
 from keras import ops
 
 
-def apply_to_rows(layer, x):
+def apply_to_rows(layer, x, out_shape=None):
   """``layer`` (a layer or function, position-wise: acts on the last axis
-  only) applied to ``x`` [..., d] as one [rows, d] matrix; returns
-  [..., d_out]."""
-  shape = ops.shape(x)
-  y = layer(ops.reshape(x, (-1, shape[-1])))
-  return ops.reshape(y, tuple(shape[:-1]) + (ops.shape(y)[-1],))
+  only, whose output's last dimension d_out is static) applied to ``x``
+  [..., d] as one [rows, d] matrix; returns [..., d_out], or that reshaped
+  to ``out_shape`` (a tuple whose product is the same).
+
+  The dynamic shape is read at most once (under TensorFlow each read is
+  about ten graph ops, and graphs made of them trace and start slower)."""
+  depth = x.shape[-1]
+  if out_shape is None or depth is None:
+    shape = ops.shape(x)
+    depth = shape[-1]
+  y = layer(ops.reshape(x, (-1, depth)))
+  if out_shape is None:
+    out_shape = tuple(shape[:-1]) + (y.shape[-1],)
+  return ops.reshape(y, out_shape)
