@@ -15,8 +15,11 @@ kinds) are imported on the first lookup of their kind
 ``import_usr_dir`` (tensor2tensor's ``--t2t_usr_dir``).
 """
 
+import ast
 import difflib
+import glob
 import importlib
+import importlib.util
 import os
 import re
 import sys
@@ -141,11 +144,81 @@ def _lookup(kind, name):
   table = _REGISTRIES[kind]
   if name in table:
     return table[name]
-  known = sorted(table)
+  raise _unknown(kind, name, table)
+
+
+def _unknown(kind, name, known):
+  known = sorted(known)
   close = difflib.get_close_matches(name, known, n=5, cutoff=0.5)
   hint = f" Did you mean: {', '.join(close)}?" if close else ""
-  raise RegistryError(f"unknown {kind} name '{name}'.{hint} Known {kind} "
-                      f"names: {', '.join(known)}")
+  return RegistryError(f"unknown {kind} name '{name}'.{hint} Known {kind} "
+                       f"names: {', '.join(known)}")
+
+
+def check_name(kind, name):
+  """Raises ``lookup``'s ``RegistryError`` for an unknown ``name`` without
+  importing the built-in registrations where their source says every name
+  (``declared_names``): a command-line typo is answered before TensorFlow
+  is imported. Anything else is looked up as ``lookup`` does."""
+  if name in _REGISTRIES[kind] or kind in _loaded:
+    _lookup(kind, name)
+    return
+  declared = declared_names(kind)
+  if declared is None:
+    _lookup(kind, name)
+  elif name not in declared:
+    raise _unknown(kind, name, declared | set(_REGISTRIES[kind]))
+
+
+def _source_files(module):
+  spec = importlib.util.find_spec(module)
+  if spec is None or spec.origin is None:
+    return None
+  if spec.submodule_search_locations:
+    return sorted(path for folder in spec.submodule_search_locations
+                  for path in glob.glob(os.path.join(folder, "*.py")))
+  return [spec.origin]
+
+
+def declared_names(kind):
+  """The names ``kind``'s built-in modules register, read from their
+  source (decorators ``@register_<kind>`` and ``@register_<kind>("name")``)
+  without importing them; None where the source registers some other way
+  (a call this reading cannot follow), so only an import tells."""
+  decorator = f"register_{kind}"
+  modules = _BUILTIN_MODULES[kind]
+  names = set()
+  for module in (modules,) if isinstance(modules, str) else modules:
+    files = _source_files(module)
+    if files is None:
+      return None
+    for path in files:
+      with open(path, encoding="utf-8") as f:
+        text = f.read()
+      found = _decorated_names(ast.parse(text, path), decorator)
+      # Every mention of the decorator must be one that was read.
+      if len(found) != len(re.findall(rf"\b{decorator}\b", text)):
+        return None
+      names.update(found)
+  return names
+
+
+def _decorated_names(tree, decorator):
+  found = []
+  for node in ast.walk(tree):
+    if not isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+      continue
+    for deco in node.decorator_list:
+      call = deco if isinstance(deco, ast.Call) else None
+      target = call.func if call else deco
+      if getattr(target, "attr", getattr(target, "id", None)) != decorator:
+        continue
+      if call is None:
+        found.append(snake_case(node.name))
+      elif (len(call.args) == 1 and isinstance(call.args[0], ast.Constant)
+            and isinstance(call.args[0].value, str)):
+        found.append(call.args[0].value)
+  return found
 
 
 def model(name):

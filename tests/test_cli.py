@@ -122,6 +122,37 @@ def test_scoring_commands_do_not_import_tensorflow(name, flag_names, tmp_path):
   assert done.stdout.strip().splitlines()[-1] == "False False", done.stdout
 
 
+@pytest.mark.parametrize("name,args,message", [
+    ("t2t_trainer", ["--problem=translate_endee",
+                     "--hparams_set=transformer_tiny", "--output_dir=x"],
+     "unknown problem name 'translate_endee'. Did you mean: translate_ende"),
+    ("t2t_trainer", ["--problem=copy_sequence", "--model=transformr",
+                     "--hparams_set=transformer_tiny", "--output_dir=x"],
+     "unknown model name 'transformr'. Did you mean: transformer"),
+    ("t2t_trainer", ["--problem=copy_sequence", "--output_dir=x",
+                     "--hparams_set=transformer_tiny", "--hparams=hiden=1"],
+     "unknown hparam 'hiden'"),
+    ("t2t_datagen", ["--problem=parsing_wjs", "--data_dir=x"],
+     "Did you mean: parsing_wsj"),
+    ("t2t_analyze", ["--hparams_set=transformer_bse"],
+     "Did you mean: transformer_base"),
+])
+def test_unknown_names_are_answered_before_tensorflow(name, args, message):
+  """A typo in a registry name or an override is one line, before
+  TensorFlow is imported (an import of it fails in this process)."""
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  code = (f"import sys; sys.argv = {[name] + args!r}\n"
+          "sys.modules['tensorflow'] = None\n"
+          f"import t2t_keras.bin.{name} as command\n"
+          "command.run()")
+  done = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                        text=True, timeout=120, check=False)
+  assert done.returncode == 2, done.stderr[-2000:]
+  assert message in done.stderr, done.stderr[-2000:]
+  assert "Traceback" not in done.stderr, done.stderr[-2000:]
+
+
 def test_flags_a_command_does_not_use_are_refused_or_checked(trained_run,
                                                              tmp_path):
   data, out = trained_run

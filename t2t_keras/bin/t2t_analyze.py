@@ -7,7 +7,6 @@ import json
 
 from absl import flags
 
-from t2t_keras.bin import quiet_tensorflow  # pylint: disable=unused-import,g-bad-import-order
 from t2t_keras.bin import common
 
 FLAGS = flags.FLAGS
@@ -64,7 +63,7 @@ def main():
 
 
 def run():
-  common.run(main)
+  common.run(main, check=("model", "hparams_set"))
 
 
 if __name__ == "__main__":

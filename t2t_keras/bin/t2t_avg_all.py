@@ -9,7 +9,6 @@ import sys
 from absl import app
 from absl import flags
 
-from t2t_keras.bin import quiet_tensorflow  # pylint: disable=unused-import,g-bad-import-order
 from t2t_keras.bin import common
 
 FLAGS = flags.FLAGS

@@ -119,7 +119,7 @@ def main():
 
 
 def run():
-  common.run(main)
+  common.run(main, check=("problem",))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ def main():
 
 
 def run():
-  common.run(main)
+  common.run(main, tensorflow=False)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,6 @@ or a CTranslate2 model (--format=ctranslate2)."""
 
 from absl import flags
 
-from t2t_keras.bin import quiet_tensorflow  # pylint: disable=unused-import,g-bad-import-order
 from t2t_keras.bin import common
 from t2t_keras.bin import decode_flags  # pylint: disable=unused-import
 
@@ -33,7 +32,7 @@ def main():
 
 
 def run():
-  common.run(main)
+  common.run(main, check=("problem",))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 
 from absl import flags
 
-from t2t_keras.bin import quiet_tensorflow  # pylint: disable=unused-import,g-bad-import-order
 from t2t_keras.bin import common
 from t2t_keras.bin import datagen_flags
 from t2t_keras.training.config import CheckpointPolicy, RunConfig
@@ -92,7 +91,7 @@ def main():
 
 
 def run():
-  common.run(main)
+  common.run(main, check=("problem", "model", "hparams_set"))
 
 
 if __name__ == "__main__":
