@@ -54,9 +54,10 @@ NAMES = {"problem": "problem", "model": "model", "hparams_set": "hparams"}
 def setup(argv, tensorflow=True, check=()):
   """Checks the command line: the registry names of the flags ``check``
   (keys of NAMES; with "hparams_set", the --hparams overrides too) before
-  TensorFlow is imported, so that a typo is answered at once; imports TensorFlow quietly for a command that uses it, then
-  --t2t_usr_dir. Returns True when --registry_help was asked for (and
-  printed), so the command should end."""
+  TensorFlow is imported, so that a typo is answered at once; imports
+  TensorFlow quietly for a command that uses it, then --t2t_usr_dir.
+  Returns True when --registry_help was asked for (and printed), so the
+  command should end."""
   from absl import logging  # pylint: disable=g-import-not-at-top
   logging.set_verbosity(logging.WARNING)
   if len(argv) > 1:
