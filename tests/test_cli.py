@@ -136,6 +136,9 @@ def test_scoring_commands_do_not_import_tensorflow(name, flag_names, tmp_path):
      "Did you mean: parsing_wsj"),
     ("t2t_analyze", ["--hparams_set=transformer_bse"],
      "Did you mean: transformer_base"),
+    ("t2t_decoder", ["--problem=parsing_wsj", "--model=transformr",
+                     "--output_dir=x", "--data_dir=x"],
+     "Did you mean: transformer"),
 ])
 def test_unknown_names_are_answered_before_tensorflow(name, args, message):
   """A typo in a registry name or an override is one line, before

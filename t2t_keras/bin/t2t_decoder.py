@@ -6,11 +6,9 @@ import sys
 from absl import app
 from absl import flags
 
-from t2t_keras.bin import quiet_tensorflow  # pylint: disable=unused-import,g-bad-import-order
 from t2t_keras.bin import common
 from t2t_keras.bin import decode_flags  # pylint: disable=unused-import
-from t2t_keras.decoding.ct2 import COMPUTE_TYPES
-from t2t_keras.decoding.stream import DEFAULT_WINDOW
+from t2t_keras.decode_defaults import COMPUTE_TYPES, DEFAULT_WINDOW
 
 FLAGS = flags.FLAGS
 common.define("decode_from_file")
@@ -119,7 +117,7 @@ def main():
 
 
 def run():
-  common.run(main, check=("problem",))
+  common.run(main, check=("problem", "model", "hparams_set"))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import time
 
 from t2t_keras import json_files
 from t2t_keras.data.vocab import SubwordVocab
+from t2t_keras.decode_defaults import COMPUTE_TYPES
 from t2t_keras.decoding.backend import Backend
 from t2t_keras.decoding.batching import encode_with_eos, equal_length_chunks
 from t2t_keras.decoding.options import decode_hparams
@@ -25,8 +26,6 @@ VOCAB_FILES = ("source.spm.model", "target.spm.model")
 # sampling under our settings.
 CT2_SEARCHES = ("beam", "greedy", "sample")
 SETTINGS_FILE = "t2t_keras.json"
-COMPUTE_TYPES = ("default", "auto", "float32", "int8", "int8_float32",
-                 "int16", "bfloat16", "int8_bfloat16")
 
 
 class Ct2Decoder(Backend):

@@ -3,6 +3,7 @@
 import sys
 
 from t2t_keras import registry
+from t2t_keras.decode_defaults import DEFAULT_WINDOW
 from t2t_keras.decoding.alignments import Aligner
 from t2t_keras.decoding.ct2 import Ct2Decoder
 from t2t_keras.decoding.dev_bleu import split_text
@@ -11,7 +12,7 @@ from t2t_keras.decoding.options import (decode_hparams, describe,
                                         describe_precision)
 from t2t_keras.decoding.saved_model import SavedModelDecoder
 from t2t_keras.decoding.scoring import Scorer, score_stream
-from t2t_keras.decoding.stream import DEFAULT_WINDOW, decode_stream
+from t2t_keras.decoding.stream import decode_stream
 from t2t_keras.errors import UserError
 from t2t_keras.lines import one_line
 from t2t_keras.models.builder import check_trained_with, load_models

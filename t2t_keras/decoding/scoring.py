@@ -13,6 +13,7 @@ import time
 
 import tensorflow as tf
 
+from t2t_keras.decode_defaults import DEFAULT_WINDOW
 from t2t_keras.decoding.steps import EXTRA_LENGTH
 from t2t_keras.decoding.constraints import (NEG_INF, constrained_log_probs,
                                             for_model, step_masks)
@@ -20,7 +21,6 @@ from t2t_keras.decoding.batching import (encode_with_eos,
                                          length_sorted_chunks, padded,
                                          windows)
 from t2t_keras.decoding.options import BATCH_SIZE
-from t2t_keras.decoding.stream import DEFAULT_WINDOW
 from t2t_keras.errors import UserError
 from t2t_keras.ids import PAD_ID
 from t2t_keras.logs import log_line

@@ -13,14 +13,12 @@ that length (and counted), and no output line contains a line break.
 import itertools
 import time
 
+from t2t_keras.decode_defaults import DEFAULT_WINDOW
 from t2t_keras.decoding.batching import windows
 from t2t_keras.errors import UserError
 from t2t_keras.lines import one_line
 from t2t_keras.logs import log_line
 
-# Lines read and decoded before their outputs are written (t2t-decoder's
-# --window_lines): memory is bounded by the window, not by the file.
-DEFAULT_WINDOW = 1000
 
 
 def format_pairs(pairs):
