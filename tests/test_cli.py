@@ -139,6 +139,9 @@ def test_scoring_commands_do_not_import_tensorflow(name, flag_names, tmp_path):
     ("t2t_decoder", ["--problem=parsing_wsj", "--model=transformr",
                      "--output_dir=x", "--data_dir=x"],
      "Did you mean: transformer"),
+    ("t2t_exporter", ["--problem=parsing_wsj", "--output_dir=x",
+                      "--data_dir=x", "--hparams_set=transformer_bse"],
+     "Did you mean: transformer_base"),
 ])
 def test_unknown_names_are_answered_before_tensorflow(name, args, message):
   """A typo in a registry name or an override is one line, before
@@ -154,6 +157,27 @@ def test_unknown_names_are_answered_before_tensorflow(name, args, message):
   assert done.returncode == 2, done.stderr[-2000:]
   assert message in done.stderr, done.stderr[-2000:]
   assert "Traceback" not in done.stderr, done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("name", ["t2t_decoder", "t2t_exporter",
+                                  "t2t_attention"])
+def test_good_names_pass_the_checks_of_a_command_without_overrides(name):
+  """Commands that take --hparams_set but no --hparams: good names pass the
+  checks (nothing reads an --hparams flag they do not define), and the
+  command goes on to import TensorFlow (made to fail here)."""
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  argv = [name, "--problem=parsing_wsj", "--model=transformer",
+          "--hparams_set=transformer_parsing_small"]
+  code = (f"import sys; sys.argv = {argv!r}\n"
+          "sys.modules['tensorflow'] = None\n"
+          f"import t2t_keras.bin.{name} as command\n"
+          "command.run()")
+  done = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                        text=True, timeout=120, check=False)
+  assert done.returncode != 0
+  last = done.stderr.strip().splitlines()[-1]
+  assert "import of tensorflow halted" in last, done.stderr[-2000:]
 
 
 def test_flags_a_command_does_not_use_are_refused_or_checked(trained_run,

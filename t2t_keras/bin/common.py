@@ -51,25 +51,26 @@ flags.DEFINE_bool("tf_logs", False,
 NAMES = {"problem": "problem", "model": "model", "hparams_set": "hparams"}
 
 
-def setup(argv, tensorflow=True, check=()):
-  """Checks the command line: the registry names of the flags ``check``
-  (keys of NAMES; with "hparams_set", the --hparams overrides too) before
-  TensorFlow is imported, so that a typo is answered at once; imports
-  TensorFlow quietly for a command that uses it, then --t2t_usr_dir.
-  Returns True when --registry_help was asked for (and printed), so the
-  command should end."""
+def setup(argv, tensorflow=True):
+  """Checks the command line: the registry names of the NAMES flags the
+  command defines (and its --hparams overrides, where it defines them)
+  before TensorFlow is imported, so that a typo is answered at once;
+  imports TensorFlow quietly for a command that uses it, then
+  --t2t_usr_dir. Returns True when --registry_help was asked for (and
+  printed), so the command should end."""
   from absl import logging  # pylint: disable=g-import-not-at-top
   logging.set_verbosity(logging.WARNING)
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
   from t2t_keras import registry  # pylint: disable=g-import-not-at-top
   if not flags.FLAGS.t2t_usr_dir:   # a user's names need their import
-    for name in check:
-      if getattr(flags.FLAGS, name):
-        registry.check_name(NAMES[name], getattr(flags.FLAGS, name))
-    if "hparams_set" in check and flags.FLAGS.hparams_set:
+    given = {name: flags.FLAGS[name].value for name in NAMES
+             if name in flags.FLAGS and flags.FLAGS[name].value}
+    for name, value in given.items():
+      registry.check_name(NAMES[name], value)
+    if "hparams_set" in given and "hparams" in flags.FLAGS:
       # The overrides as the command will apply them (no TensorFlow).
-      registry.hparams(flags.FLAGS.hparams_set).parse(flags.FLAGS.hparams)
+      registry.hparams(given["hparams_set"]).parse(flags.FLAGS.hparams)
   if tensorflow:
     from t2t_keras.bin import quiet_tensorflow  # pylint: disable=g-import-not-at-top,unused-import
   registry.import_usr_dir(flags.FLAGS.t2t_usr_dir)
@@ -103,17 +104,16 @@ def flag_values(flag_values_obj):
           if not module.startswith("absl") for f in defined}
 
 
-def run(main, tensorflow=True, check=()):
+def run(main, tensorflow=True):
   """Every command's entry: absl's app.run of ``main()`` after ``setup``
   (``--registry_help`` ends there), with user mistakes printed as one line
   and exit code 2. ``tensorflow``: the command uses TensorFlow (imported
-  after the checks); ``check``: flags whose registry names are checked
-  first."""
+  after the registry names are checked)."""
   from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
 
   def guarded(argv):
     try:
-      if setup(argv, tensorflow, check):
+      if setup(argv, tensorflow):
         return 0
       return main()
     except UserError as e:

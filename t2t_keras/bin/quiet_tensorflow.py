@@ -6,8 +6,8 @@ find cuda drivers", cuInit errors, absl's "All log messages before
 absl::InitializeLog()") do not open the command's output. ``--tf_logs``
 on the command line keeps them, and T2T_NATIVE_LOGS=1 then keeps the
 library's later C++ notes (``logs.native_stderr_silenced``) on as well.
-Python errors raised by the import itself are still shown. (t2t-bleu and t2t-evalb never import
-TensorFlow, and start in a fraction of a second.)
+Python errors raised by the import itself are still shown. (t2t-bleu and
+t2t-evalb never import TensorFlow, and start in a fraction of a second.)
 """
 
 import os

@@ -63,7 +63,7 @@ def main():
 
 
 def run():
-  common.run(main, check=("model", "hparams_set"))
+  common.run(main)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ def main():
 
 
 def run():
-  common.run(main, check=("problem",))
+  common.run(main)
 
 
 if __name__ == "__main__":

@@ -91,7 +91,7 @@ def main():
 
 
 def run():
-  common.run(main, check=("problem", "model", "hparams_set"))
+  common.run(main)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ from t2t_keras.lines import one_line
 from t2t_keras.logs import log_line
 
 
-
 def format_pairs(pairs):
   """Pharaoh alignment pairs [(i, j)] -> "i-j i-j ..."."""
   return " ".join(f"{i}-{j}" for i, j in pairs)
