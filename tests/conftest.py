@@ -11,10 +11,43 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
   # threads stay: replicas' collective ops wait on each other.)
   os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 
+import shutil  # pylint: disable=g-import-not-at-top
+import subprocess  # pylint: disable=g-import-not-at-top
+import sys  # pylint: disable=g-import-not-at-top
+import tempfile  # pylint: disable=g-import-not-at-top
+import time  # pylint: disable=g-import-not-at-top
+
 import pytest  # pylint: disable=g-import-not-at-top
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED_DATA = os.path.join(os.path.dirname(REPO), "shared", "data")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _prefork_server():
+  """This pytest process's prefork server (tests/prefork.py), through which
+  the tests' commands start without importing TensorFlow each time; none
+  under T2T_TEST_PREFORK=off."""
+  variable = "T2T_TEST_PREFORK"
+  if os.environ.get(variable) == "off":
+    yield
+    return
+  folder = tempfile.mkdtemp(prefix="t2t-prefork-")
+  path = os.path.join(folder, "socket")
+  with open(os.path.join(folder, "server.log"), "w", encoding="utf-8") as log:
+    server = subprocess.Popen(
+        [sys.executable, os.path.join(REPO, "tests", "prefork.py"), "serve",
+         path], stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=REPO)
+  deadline = time.time() + 60   # it listens before its imports
+  while not os.path.exists(path) and server.poll() is None and \
+      time.time() < deadline:
+    time.sleep(0.01)
+  os.environ[variable] = path
+  yield
+  del os.environ[variable]
+  server.kill()
+  server.wait()
+  shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

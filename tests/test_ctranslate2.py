@@ -4,10 +4,10 @@ cannot express is refused in one line."""
 
 import os
 import subprocess
-import sys
 
 import pytest
 
+from commands import python
 import t2t_keras
 from t2t_keras import registry
 from t2t_keras.decoding.decoder import Decoder
@@ -47,9 +47,10 @@ def decode_cli(trained_run, exported, lines, tmp_path, *flags):
   source = tmp_path / "in.txt"
   source.write_text("\n".join(lines) + "\n", encoding="utf-8")
   result = subprocess.run(
-      [sys.executable, "-m", "t2t_keras.bin.t2t_decoder",
-       "--problem=translate_synthetic", f"--data_dir={data}",
-       f"--ct2_model_dir={exported}", f"--decode_from_file={source}", *flags],
+      python("-m", "t2t_keras.bin.t2t_decoder",
+             "--problem=translate_synthetic", f"--data_dir={data}",
+             f"--ct2_model_dir={exported}", f"--decode_from_file={source}",
+             *flags),
       capture_output=True, text=True, cwd=REPO, timeout=600, check=False,
       env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
   assert result.returncode == 0, result.stderr[-3000:]

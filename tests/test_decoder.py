@@ -2,10 +2,10 @@
 
 import os
 import subprocess
-import sys
 
 import pytest
 
+from commands import python
 from t2t_keras import registry
 from t2t_keras.decoding.decoder import Decoder
 from t2t_keras.decoding.options import decode_hparams
@@ -56,10 +56,10 @@ def test_cli_files_and_pipes(run_dir, tmp_path):
   source.write_text("\n".join(LINES) + "\n", encoding="utf-8")
   target = tmp_path / "out.txt"
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-  common = [sys.executable, "-m", "t2t_keras.bin.t2t_decoder",
-            "--problem=translate_synthetic", f"--output_dir={out}",
-            f"--data_dir={data}",
-            "--decode_hparams=beam_size=2,extra_length=8,max_input_length=64"]
+  common = python(
+      "-m", "t2t_keras.bin.t2t_decoder", "--problem=translate_synthetic",
+      f"--output_dir={out}", f"--data_dir={data}",
+      "--decode_hparams=beam_size=2,extra_length=8,max_input_length=64")
   result = subprocess.run(common + [f"--decode_from_file={source}",
                                     f"--decode_to_file={target}"],
                           capture_output=True, text=True, env=env, cwd=REPO,

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from commands import python
 from t2t_keras import registry
 from t2t_keras.decoding.decoder import Decoder
 from t2t_keras.decoding.options import decode_hparams
@@ -124,8 +125,9 @@ def test_decoder_through_the_saved_model(trained_run, exported, tmp_path):
   source = tmp_path / "in.txt"
   source.write_text("\n".join(LINES) + "\n", encoding="utf-8")
   result = subprocess.run(
-      [sys.executable, "-m", "t2t_keras.bin.t2t_decoder",
-       f"--saved_model_dir={exported[0]}", f"--decode_from_file={source}"],
+      python("-m", "t2t_keras.bin.t2t_decoder",
+             f"--saved_model_dir={exported[0]}",
+             f"--decode_from_file={source}"),
       capture_output=True, text=True, env=env(), cwd=REPO, timeout=300,
       check=False)
   assert result.returncode == 0, result.stderr[-3000:]
@@ -135,10 +137,10 @@ def test_decoder_through_the_saved_model(trained_run, exported, tmp_path):
 
 def test_cli_and_existing_version(trained_run, tmp_path):
   data, out = trained_run
-  args = [sys.executable, "-m", "t2t_keras.bin.t2t_exporter",
-          "--problem=translate_synthetic", f"--output_dir={out}",
-          f"--data_dir={data}", f"--export_dir={tmp_path}",
-          "--export_version=7", f"--decode_hparams={DECODE}"]
+  args = python("-m", "t2t_keras.bin.t2t_exporter",
+                "--problem=translate_synthetic", f"--output_dir={out}",
+                f"--data_dir={data}", f"--export_dir={tmp_path}",
+                "--export_version=7", f"--decode_hparams={DECODE}")
   first = subprocess.run(args, capture_output=True, text=True, env=env(),
                          cwd=REPO, timeout=300, check=False)
   assert first.returncode == 0, first.stderr[-3000:]

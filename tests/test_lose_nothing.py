@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from commands import python
 from t2t_keras import registry
 from t2t_keras.decoding import beam_search
 from t2t_keras.layers.masks import NEG_INF
@@ -55,9 +56,9 @@ def write_hostile(path, lines):
 
 def command(name, *args, stdin=None):
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-  return subprocess.run([sys.executable, "-m", f"t2t_keras.bin.{name}",
-                         *args], input=stdin, capture_output=True, cwd=REPO,
-                        env=env, timeout=900, check=False)
+  return subprocess.run(python("-m", f"t2t_keras.bin.{name}", *args),
+                        input=stdin, capture_output=True, cwd=REPO, env=env,
+                        timeout=900, check=False)
 
 
 def test_line_reader_splits_on_newline_only():

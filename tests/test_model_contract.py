@@ -14,6 +14,7 @@ import pytest
 import tensorflow as tf
 from keras import ops
 
+from commands import python
 import t2t_keras
 from t2t_keras import registry
 from t2t_keras.data.vocab import SubwordVocab
@@ -175,9 +176,9 @@ def test_any_contract_model_decodes_with_two_vocabularies(vocabs, beam_size):
 def test_problem_without_text_is_refused_in_one_line(tmp_path):
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
   result = subprocess.run(
-      [sys.executable, "-m", "t2t_keras.bin.t2t_decoder",
-       "--problem=copy_sequence", f"--output_dir={tmp_path}",
-       f"--data_dir={tmp_path}"], input="1 2 3\n", capture_output=True,
+      python("-m", "t2t_keras.bin.t2t_decoder", "--problem=copy_sequence",
+             f"--output_dir={tmp_path}", f"--data_dir={tmp_path}"),
+      input="1 2 3\n", capture_output=True,
       text=True, cwd=REPO, env=env, timeout=300, check=False)
   assert result.returncode == 2
   errors = [l for l in result.stderr.splitlines() if l.startswith("error:")]

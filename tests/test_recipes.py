@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from commands import command_shims, python
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOY = "hidden_size=32,filter_size=64,num_hidden_layers=1,batch_size=512"
 
@@ -34,8 +36,10 @@ def _multi30k_sample(shared_data, tmp_path, train, other):
 def _run(command, **env):
   environ = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", **env)
   # The t2t-* commands of this environment, as a user's activated venv has.
-  environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + \
-      environ.get("PATH", "")
+  environ["PATH"] = os.pathsep.join((
+      command_shims(os.path.join(os.environ.get("TMPDIR", "/tmp"),
+                                 f"t2t-shims-{os.getpid()}")),
+      os.path.dirname(sys.executable), environ.get("PATH", "")))
   return subprocess.run(command, capture_output=True, text=True, cwd=REPO,
                         env=environ, timeout=900, check=False)
 
@@ -102,13 +106,12 @@ def test_time_to_bleu_at_toy_scale(shared_data, tmp_path):
   side always; eole's where its environment exists, else the line that
   says how to make it."""
   src = _multi30k_sample(shared_data, tmp_path, 300, 12)
-  done = _run([sys.executable, os.path.join(REPO, "benchmarks",
-                                            "time_to_bleu.py"),
+  done = _run(python(os.path.join(REPO, "benchmarks", "time_to_bleu.py"),
                f"--multi30k_dir={src}", f"--data_dir={tmp_path / 'data'}",
                f"--work_dir={tmp_path / 'work'}", "--vocab_size=500",
                f"--hparams={TOY}", "--steps=2", "--save_every=2",
                "--average=1", "--marks=0.01,60", "--thresholds=0,35",
-               "--quick"])
+               "--quick"))
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
   out = done.stdout
   rows = [line for line in out.splitlines() if line.startswith("| ")]
@@ -170,10 +173,10 @@ def test_table3_at_toy_scale(shared_data, tmp_path):
 
   def table3(rows):
     return _run(
-        [sys.executable, os.path.join(REPO, "recipes", "table3_multi30k.py"),
-         f"--multi30k_dir={src}", f"--data_dir={tmp_path / 'data'}",
-         f"--runs_dir={tmp_path / 'runs'}", "--steps=2", "--warmup=1",
-         "--eval_lines=4", f"--rows={rows}", f"--hparams={TOY}"])
+        python(os.path.join(REPO, "recipes", "table3_multi30k.py"),
+               f"--multi30k_dir={src}", f"--data_dir={tmp_path / 'data'}",
+               f"--runs_dir={tmp_path / 'runs'}", "--steps=2", "--warmup=1",
+               "--eval_lines=4", f"--rows={rows}", f"--hparams={TOY}"))
 
   first = table3("a_h1")
   assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]

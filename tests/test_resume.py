@@ -15,6 +15,8 @@ import time
 import numpy as np
 import tensorflow as tf
 
+from commands import python
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS, EVERY = 60, 10
 
@@ -65,8 +67,9 @@ def test_killed_twice_resumes_to_the_unbroken_run(trained_run, tmp_path):
   halfway = weights(out)
   logs = []
   for run in (out, tmp_path / "unbroken"):
-    done = subprocess.run(command(data, run), cwd=REPO, env=env, text=True,
-                          capture_output=True, timeout=600, check=False)
+    done = subprocess.run(python(*command(data, run)[1:]), cwd=REPO, env=env,
+                          text=True, capture_output=True, timeout=600,
+                          check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     logs.append(done.stdout)
   resumed = re.search(r"resumed from \S+ckpt-(\d+) at step (\d+)", logs[0])

@@ -6,9 +6,10 @@ the real run is the benchmark's, never a test's.)"""
 import importlib.util
 import os
 import subprocess
-import sys
 
 import pytest
+
+from commands import python
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -20,10 +21,10 @@ def test_speed_table_runs_at_toy_sizes(tmp_path):
   # precisions differ by the worker's policy or jit flag only, and cost a
   # process each.)
   result = subprocess.run(
-      [sys.executable, os.path.join(REPO, "benchmarks", "speed_table.py"),
-       "--quick", "--steps=1", "--precisions=float32",
-       "--systems=t2t_keras,savedmodel,garden,ctranslate2",
-       f"--envs={tmp_path}"],
+      python(os.path.join(REPO, "benchmarks", "speed_table.py"), "--quick",
+             "--steps=1", "--precisions=float32",
+             "--systems=t2t_keras,savedmodel,garden,ctranslate2",
+             f"--envs={tmp_path}"),
       capture_output=True, text=True, timeout=900, check=False)
   assert result.returncode == 0, result.stdout + result.stderr[-3000:]
   rows = {tuple(c.strip() for c in line.split("|")[1:3]): line

@@ -3,11 +3,11 @@ and bad input."""
 
 import os
 import subprocess
-import sys
 
 import pytest
 import tensorflow as tf
 
+from commands import python
 from t2t_keras import registry
 from t2t_keras.data import pipeline
 from t2t_keras.data.corpus import CorpusError
@@ -222,16 +222,16 @@ def test_datagen_cli_errors_are_one_line(tmp_path):
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
   raw = local_corpus(tmp_path, ["a", "b", "c"], ["x", "y"])
   result = subprocess.run(
-      [sys.executable, "-m", "t2t_keras.bin.t2t_datagen",
-       "--problem=translate_local", f"--data_dir={tmp_path / 'd'}",
-       f"--raw_data_dir={raw}", "--source_lang=en", "--target_lang=de"],
+      python("-m", "t2t_keras.bin.t2t_datagen", "--problem=translate_local",
+             f"--data_dir={tmp_path / 'd'}", f"--raw_data_dir={raw}",
+             "--source_lang=en", "--target_lang=de"),
       capture_output=True, text=True, env=env, timeout=300, check=False)
   assert result.returncode == 2
   assert "error: parallel files differ in length" in result.stderr
   assert "Traceback" not in result.stderr
   nowhere = subprocess.run(
-      [sys.executable, "-m", "t2t_keras.bin.t2t_datagen",
-       "--problem=translate_local", f"--data_dir={tmp_path / 'e'}"],
+      python("-m", "t2t_keras.bin.t2t_datagen", "--problem=translate_local",
+             f"--data_dir={tmp_path / 'e'}"),
       capture_output=True, text=True, env=env, timeout=300, check=False)
   assert nowhere.returncode == 2 and "--raw_data_dir" in nowhere.stderr
 

@@ -1,0 +1,207 @@
+"""Python processes for the tests' commands without TensorFlow's start-up
+each time: a server that has imported TensorFlow and the library forks a
+child for each command, which runs it as ``python ARGS`` would.
+
+Every t2t-* command a test starts used to spend about 6 s of a 2-core
+machine importing TensorFlow, Keras and the library before its first line
+of work; the suite starts about a hundred. Here one server per pytest
+worker pays that once.
+
+- ``python prefork.py serve SOCKET`` is the server: it listens on the Unix
+  socket SOCKET, imports what the commands import (as a command does:
+  ``t2t_keras.bin.quiet_tensorflow``), and never runs a TensorFlow op, so
+  a child starts with no TensorFlow runtime, as a fresh process does (its
+  own thread counts, logical CPU devices and seeds).
+- ``python prefork.py ARGS`` (``ARGS`` as for ``python``: ``-m module
+  ...``, ``-c code ...`` or ``script ...``) is the client: it hands the
+  server its standard input, output and error, its environment and working
+  directory, waits, and exits as the command did (the same exit code, or
+  the same signal). Killed, it takes the command with it.
+- The client runs a fresh ``python ARGS`` instead where the server cannot
+  stand in: without a server (``T2T_TEST_PREFORK`` unset, or
+  ``T2T_TEST_PREFORK=off`` to run the suite in fresh processes), where an
+  environment variable read at the interpreter's or TensorFlow's start
+  differs from the server's (``START_VARIABLES``), and for ``--tf_logs``
+  (TensorFlow's start-up lines are printed once, by the server).
+
+Only the standard library is imported by the client, which starts in
+about 40 ms.
+"""
+
+import json
+import os
+import select
+import signal
+import socket
+import sys
+
+SOCKET_VARIABLE = "T2T_TEST_PREFORK"
+# Read when the interpreter or TensorFlow starts, so the server's values
+# hold in a child: a request that sets them otherwise runs fresh.
+START_VARIABLES = ("PYTHON", "LC_", "LANG", "TF_CPP", "TF_ENABLE", "KERAS_",
+                   "XLA_", "CUDA_", "OMP_", "MKL_", "T2T_NATIVE_LOGS",
+                   "TF_NUM_", "TF_XLA")
+# What a t2t-* command imports before its work; nothing that defines flags.
+PREIMPORT = ("t2t_keras.bin.quiet_tensorflow", "keras",
+             "t2t_keras.training.run", "t2t_keras.decoding.run",
+             "t2t_keras.export.run", "t2t_keras.data.datagen",
+             "t2t_keras.analysis", "t2t_keras.metrics", "sentencepiece",
+             "sacrebleu")
+
+
+def _start_environment(environment):
+  return {k: v for k, v in environment.items()
+          if k.startswith(START_VARIABLES)}
+
+
+def _runs_fresh(request, server_start):
+  return (_start_environment(request["env"]) != server_start or
+          any(a == "--tf_logs" or a.startswith("--tf_logs=")
+              for a in request["argv"]))
+
+
+def _run_python(argv):
+  """Runs ``python argv`` in this process and returns its exit code."""
+  import runpy  # pylint: disable=g-import-not-at-top
+  import traceback  # pylint: disable=g-import-not-at-top
+  try:
+    if argv[0] == "-m":
+      sys.argv = [argv[1]] + argv[2:]   # runpy puts the file name first
+      sys.path[0] = os.getcwd()
+      runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+    elif argv[0] == "-c":
+      sys.argv = ["-c"] + argv[2:]
+      sys.path[0] = ""
+      exec(compile(argv[1], "<string>", "exec"), {"__name__": "__main__"})  # pylint: disable=exec-used
+    else:
+      sys.argv = list(argv)
+      sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
+      runpy.run_path(argv[0], run_name="__main__")
+    return 0
+  except SystemExit as e:
+    if e.code is None or isinstance(e.code, int):
+      return e.code or 0
+    print(e.code, file=sys.stderr)
+    return 1
+  except BaseException:  # pylint: disable=broad-except
+    traceback.print_exc()
+    return 1
+
+
+def _become_command(request, fds):
+  """In the command's process: its file descriptors, directory and
+  environment, fresh standard streams, then the command; never returns."""
+  import atexit  # pylint: disable=g-import-not-at-top
+  import io  # pylint: disable=g-import-not-at-top
+  for target, fd in enumerate(fds):
+    os.dup2(fd, target)
+    os.close(fd)
+  os.chdir(request["cwd"])
+  os.environ.clear()
+  os.environ.update(request["env"])
+  streams = []
+  for fd, old in ((0, sys.stdin), (1, sys.stdout), (2, sys.stderr)):
+    raw = io.FileIO(fd, "r" if fd == 0 else "w", closefd=False)
+    buffered = io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)
+    streams.append(io.TextIOWrapper(
+        buffered, encoding=old.encoding, errors=old.errors,
+        line_buffering=fd == 1 and os.isatty(1), write_through=fd == 2))
+  sys.stdin, sys.stdout, sys.stderr = streams
+  sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams
+  code = _run_python(request["argv"])
+  try:
+    atexit._run_exitfuncs()  # pylint: disable=protected-access
+    sys.stdout.flush()
+    sys.stderr.flush()
+  finally:
+    os._exit(code if 0 <= code < 256 else 1)  # pylint: disable=protected-access
+
+
+def _handle(connection, server_start):
+  """In a process forked for one request: answers ``fresh``, or forks the
+  command and reports how it ended (``exit N``); kills it if the client
+  goes away first. Never returns."""
+  message, fds, _, _ = socket.recv_fds(connection, 1 << 20, 3)
+  request = json.loads(message.decode("utf-8"))
+  if _runs_fresh(request, server_start):
+    connection.sendall(b"fresh\n")
+    os._exit(0)  # pylint: disable=protected-access
+  signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+  pid = os.fork()
+  if pid == 0:
+    connection.close()
+    _become_command(request, fds)
+  for fd in fds:
+    os.close(fd)
+  ended = os.pidfd_open(pid)
+  readable, _, _ = select.select([connection, ended], [], [])
+  if ended not in readable:   # the client hung up (killed): so is it
+    os.kill(pid, signal.SIGKILL)
+  _, status = os.waitpid(pid, 0)
+  try:
+    connection.sendall(f"exit {os.waitstatus_to_exitcode(status)}\n".encode())
+  except OSError:
+    pass
+  os._exit(0)  # pylint: disable=protected-access
+
+
+def serve(path):
+  """Listens on ``path`` at once (clients queue), imports, then forks a
+  handler for each connection. Runs until killed."""
+  import importlib  # pylint: disable=g-import-not-at-top
+  listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+  listener.bind(path)
+  listener.listen(64)
+  sys.argv = [sys.argv[0]]          # quiet_tensorflow reads --tf_logs here
+  for name in PREIMPORT:
+    importlib.import_module(name)
+  server_start = _start_environment(os.environ)
+  signal.signal(signal.SIGCHLD, signal.SIG_IGN)   # handlers reap themselves
+  while True:
+    connection, _ = listener.accept()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.fork() == 0:
+      listener.close()
+      _handle(connection, server_start)
+    connection.close()
+
+
+def _fresh(argv):
+  sys.stdout.flush()
+  os.execv(sys.executable, [sys.executable] + argv)
+
+
+def client(argv):
+  """Runs ``python argv`` through the server; exits as the command did."""
+  path = os.environ.get(SOCKET_VARIABLE, "off")
+  if path == "off" or not os.path.exists(path):
+    _fresh(argv)
+  connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+  try:
+    connection.connect(path)
+  except OSError:
+    _fresh(argv)
+  request = {"argv": argv, "env": dict(os.environ), "cwd": os.getcwd()}
+  socket.send_fds(connection, [json.dumps(request).encode("utf-8")],
+                  [0, 1, 2])
+  answer = b""
+  while not answer.endswith(b"\n"):
+    part = connection.recv(64)
+    if not part:
+      sys.exit("prefork: the server ended before the command did")
+    answer += part
+  if answer == b"fresh\n":
+    _fresh(argv)
+  code = int(answer.split()[1])
+  if code < 0:
+    signal.signal(-code, signal.SIG_DFL)
+    os.kill(os.getpid(), -code)
+  sys.exit(code)
+
+
+if __name__ == "__main__":
+  if sys.argv[1:2] == ["serve"]:
+    serve(sys.argv[2])
+  else:
+    client(sys.argv[1:])
