@@ -17,6 +17,9 @@ worker pays that once.
   server its standard input, output and error, its environment and working
   directory, waits, and exits as the command did (the same exit code, or
   the same signal). Killed, it takes the command with it.
+- A command's ``sys.executable`` is a ``python`` beside SOCKET that runs
+  through the server too, so that the benchmarks' and recipes' own
+  ``sys.executable -m t2t_keras.bin...`` commands start the same way.
 - The client runs a fresh ``python ARGS`` instead where the server cannot
   stand in: without a server (``T2T_TEST_PREFORK`` unset, or
   ``T2T_TEST_PREFORK=off`` to run the suite in fresh processes), where an
@@ -108,6 +111,7 @@ def _become_command(request, fds):
         line_buffering=fd == 1 and os.isatty(1), write_through=fd == 2))
   sys.stdin, sys.stdout, sys.stderr = streams
   sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams
+  sys.executable = request["python"]   # what the command starts: through here
   code = _run_python(request["argv"])
   try:
     atexit._run_exitfuncs()  # pylint: disable=protected-access
@@ -117,12 +121,12 @@ def _become_command(request, fds):
     os._exit(code if 0 <= code < 256 else 1)  # pylint: disable=protected-access
 
 
-def _handle(connection, server_start):
+def _handle(connection, server_start, python):
   """In a process forked for one request: answers ``fresh``, or forks the
   command and reports how it ended (``exit N``); kills it if the client
   goes away first. Never returns."""
   message, fds, _, _ = socket.recv_fds(connection, 1 << 20, 3)
-  request = json.loads(message.decode("utf-8"))
+  request = dict(json.loads(message.decode("utf-8")), python=python)
   if _runs_fresh(request, server_start):
     connection.sendall(b"fresh\n")
     os._exit(0)  # pylint: disable=protected-access
@@ -156,6 +160,11 @@ def serve(path):
   for name in PREIMPORT:
     importlib.import_module(name)
   server_start = _start_environment(os.environ)
+  python = os.path.join(os.path.dirname(os.path.abspath(path)), "python")
+  with open(python, "w", encoding="utf-8") as f:
+    f.write(f'#!/bin/sh\nexec "{sys.executable}" "{os.path.abspath(__file__)}"'
+            ' "$@"\n')
+  os.chmod(python, 0o755)
   signal.signal(signal.SIGCHLD, signal.SIG_IGN)   # handlers reap themselves
   while True:
     connection, _ = listener.accept()
@@ -163,7 +172,7 @@ def serve(path):
     sys.stderr.flush()
     if os.fork() == 0:
       listener.close()
-      _handle(connection, server_start)
+      _handle(connection, server_start, python)
     connection.close()
 
 

@@ -17,8 +17,8 @@ def trainer(*args):
 def test_train_then_resume(tmp_path):
   out = str(tmp_path / "run")
   args = ["--problem=copy_sequence", "--hparams_set=transformer_tiny",
-          "--hparams=hidden_size=32,filter_size=64,batch_size=320,"
-          "max_length=16", f"--output_dir={out}"]
+          "--hparams=hidden_size=32,filter_size=64,num_hidden_layers=1,"
+          "batch_size=320,max_length=16", f"--output_dir={out}"]
   # The first run trains one replica; the resumed one splits the CPU into
   # two logical devices and goes on with one replica on each.
   first = trainer(*args, "--train_steps=4", "--local_eval_frequency=2")

@@ -117,8 +117,8 @@ def run_copy(output_dir, steps, overrides="", every_steps=None, **config):
   logs = []
   metrics = train(RunConfig(
       "copy_sequence", "transformer_tiny", output_dir, train_steps=steps,
-      hparams_overrides="hidden_size=32,filter_size=64,batch_size=320,"
-      "max_length=16" + overrides,
+      hparams_overrides="hidden_size=32,filter_size=64,num_hidden_layers=1,"
+      "batch_size=320,max_length=16" + overrides,
       checkpoints=CheckpointPolicy(every_steps=every_steps), **config),
                   log=logs.append)
   return metrics, logs

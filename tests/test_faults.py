@@ -143,8 +143,9 @@ def test_full_disk_stops_in_one_line_and_resumes(trained_run, tmp_path):
   (usr / "__init__.py").write_text(FULL_DISK)
   out = str(tmp_path / "run")
   args = ["--problem=translate_synthetic",
-          "--hparams_set=transformer_tiny", f"--hparams={TINY}",
-          f"--data_dir={data}", f"--output_dir={out}", "--train_steps=30",
+          "--hparams_set=transformer_tiny",
+          f"--hparams={TINY},num_hidden_layers=1", f"--data_dir={data}",
+          f"--output_dir={out}", "--train_steps=30",
           "--save_checkpoints_steps=10", "--eval_bleu=false"]
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", FULL_AFTER="1")
   done = t2t_command("t2t_trainer", *args, f"--t2t_usr_dir={usr}", env=env)

@@ -1,15 +1,20 @@
 """The recipes under recipes/, end to end at a toy scale (a few steps on a
 few sentences), so that they cannot rot; the full runs live in docs/recipes.md."""
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
 from commands import command_shims, python
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_SHIMS = tempfile.mkdtemp(prefix="t2t-shims-")
+atexit.register(shutil.rmtree, _SHIMS, ignore_errors=True)
 TOY = "hidden_size=32,filter_size=64,num_hidden_layers=1,batch_size=512"
 
 
@@ -35,11 +40,11 @@ def _multi30k_sample(shared_data, tmp_path, train, other):
 
 def _run(command, **env):
   environ = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", **env)
-  # The t2t-* commands of this environment, as a user's activated venv has.
+  # The t2t-* commands of this environment, as a user's activated venv has
+  # (through the tests' prefork server).
   environ["PATH"] = os.pathsep.join((
-      command_shims(os.path.join(os.environ.get("TMPDIR", "/tmp"),
-                                 f"t2t-shims-{os.getpid()}")),
-      os.path.dirname(sys.executable), environ.get("PATH", "")))
+      command_shims(_SHIMS), os.path.dirname(sys.executable),
+      environ.get("PATH", "")))
   return subprocess.run(command, capture_output=True, text=True, cwd=REPO,
                         env=environ, timeout=900, check=False)
 

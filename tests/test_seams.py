@@ -18,7 +18,7 @@ from t2t_keras.training.ema import ExponentialMovingAverage
 from t2t_keras.training.run import RunConfig, train
 from t2t_keras.training.schedule import paper_learning_rate
 
-TINY = ("hidden_size=64,filter_size=128,batch_size=1024,"
+TINY = ("hidden_size=64,filter_size=128,num_hidden_layers=1,batch_size=1024,"
         "learning_rate_warmup_steps=40")
 
 # A user's directory: each piece is only what is new, registered.
