@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 
+import prefork
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PREFORK = os.path.join(REPO, "tests", "prefork.py")
 
@@ -37,10 +39,6 @@ def command_shims(folder):
   for name in sorted(os.listdir(bin_dir)):
     if not name.startswith("t2t-"):
       continue
-    module = "t2t_keras.bin." + name.replace("-", "_")
-    shim = os.path.join(folder, name)
-    with open(shim, "w", encoding="utf-8") as f:
-      f.write(f'#!/bin/sh\nexec "{sys.executable}" "{PREFORK}" -m {module} '
-              '"$@"\n')
-    os.chmod(shim, 0o755)
+    prefork.write_shim(os.path.join(folder, name), "-m",
+                       "t2t_keras.bin." + name.replace("-", "_"))
   return folder

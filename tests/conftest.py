@@ -28,7 +28,8 @@ def _prefork_server():
   """This pytest process's prefork server (tests/prefork.py), through which
   the tests' commands start without importing TensorFlow each time; none
   under T2T_TEST_PREFORK=off."""
-  variable = "T2T_TEST_PREFORK"
+  from commands import PREFORK  # pylint: disable=g-import-not-at-top
+  from prefork import SOCKET_VARIABLE as variable  # pylint: disable=g-import-not-at-top
   if os.environ.get(variable) == "off":
     yield
     return
@@ -36,8 +37,8 @@ def _prefork_server():
   path = os.path.join(folder, "socket")
   with open(os.path.join(folder, "server.log"), "w", encoding="utf-8") as log:
     server = subprocess.Popen(
-        [sys.executable, os.path.join(REPO, "tests", "prefork.py"), "serve",
-         path], stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=REPO)
+        [sys.executable, PREFORK, "serve", path], stdin=subprocess.DEVNULL,
+        stdout=log, stderr=log, cwd=REPO)
   deadline = time.time() + 60   # it listens before its imports
   while not os.path.exists(path) and server.poll() is None and \
       time.time() < deadline:

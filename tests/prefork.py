@@ -52,6 +52,15 @@ PREIMPORT = ("t2t_keras.bin.quiet_tensorflow", "keras",
              "sacrebleu")
 
 
+def write_shim(path, *args):
+  """Writes the executable ``path``: ``python prefork.py args "$@"``."""
+  words = " ".join(f'"{a}"' for a in (sys.executable,
+                                       os.path.abspath(__file__), *args))
+  with open(path, "w", encoding="utf-8") as f:
+    f.write(f'#!/bin/sh\nexec {words} "$@"\n')
+  os.chmod(path, 0o755)
+
+
 def _start_environment(environment):
   return {k: v for k, v in environment.items()
           if k.startswith(START_VARIABLES)}
@@ -161,10 +170,7 @@ def serve(path):
     importlib.import_module(name)
   server_start = _start_environment(os.environ)
   python = os.path.join(os.path.dirname(os.path.abspath(path)), "python")
-  with open(python, "w", encoding="utf-8") as f:
-    f.write(f'#!/bin/sh\nexec "{sys.executable}" "{os.path.abspath(__file__)}"'
-            ' "$@"\n')
-  os.chmod(python, 0o755)
+  write_shim(python)
   signal.signal(signal.SIGCHLD, signal.SIG_IGN)   # handlers reap themselves
   while True:
     connection, _ = listener.accept()

@@ -122,6 +122,19 @@ def test_scoring_commands_do_not_import_tensorflow(name, flag_names, tmp_path):
   assert done.stdout.strip().splitlines()[-1] == "False False", done.stdout
 
 
+def _without_tensorflow(name, *args):
+  """Runs command ``name`` with ``args`` in a fresh interpreter in which an
+  import of TensorFlow fails; returns the CompletedProcess."""
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  code = (f"import sys; sys.argv = {[name, *args]!r}\n"
+          "sys.modules['tensorflow'] = None\n"
+          f"import t2t_keras.bin.{name} as command\n"
+          "command.run()")
+  return subprocess.run([sys.executable, "-c", code], capture_output=True,
+                        text=True, timeout=120, check=False)
+
+
 @pytest.mark.parametrize("name,args,message", [
     ("t2t_trainer", ["--problem=translate_endee",
                      "--hparams_set=transformer_tiny", "--output_dir=x"],
@@ -146,14 +159,7 @@ def test_scoring_commands_do_not_import_tensorflow(name, flag_names, tmp_path):
 def test_unknown_names_are_answered_before_tensorflow(name, args, message):
   """A typo in a registry name or an override is one line, before
   TensorFlow is imported (an import of it fails in this process)."""
-  import subprocess  # pylint: disable=g-import-not-at-top
-  import sys  # pylint: disable=g-import-not-at-top
-  code = (f"import sys; sys.argv = {[name] + args!r}\n"
-          "sys.modules['tensorflow'] = None\n"
-          f"import t2t_keras.bin.{name} as command\n"
-          "command.run()")
-  done = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                        text=True, timeout=120, check=False)
+  done = _without_tensorflow(name, *args)
   assert done.returncode == 2, done.stderr[-2000:]
   assert message in done.stderr, done.stderr[-2000:]
   assert "Traceback" not in done.stderr, done.stderr[-2000:]
@@ -165,16 +171,9 @@ def test_good_names_pass_the_checks_of_a_command_without_overrides(name):
   """Commands that take --hparams_set but no --hparams: good names pass the
   checks (nothing reads an --hparams flag they do not define), and the
   command goes on to import TensorFlow (made to fail here)."""
-  import subprocess  # pylint: disable=g-import-not-at-top
-  import sys  # pylint: disable=g-import-not-at-top
-  argv = [name, "--problem=parsing_wsj", "--model=transformer",
-          "--hparams_set=transformer_parsing_small"]
-  code = (f"import sys; sys.argv = {argv!r}\n"
-          "sys.modules['tensorflow'] = None\n"
-          f"import t2t_keras.bin.{name} as command\n"
-          "command.run()")
-  done = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                        text=True, timeout=120, check=False)
+  done = _without_tensorflow(name, "--problem=parsing_wsj",
+                             "--model=transformer",
+                             "--hparams_set=transformer_parsing_small")
   assert done.returncode != 0
   last = done.stderr.strip().splitlines()[-1]
   assert "import of tensorflow halted" in last, done.stderr[-2000:]

@@ -11,13 +11,14 @@ import time
 import pytest
 
 from commands import python
+from prefork import SOCKET_VARIABLE
 
 IMPORTED = "import sys; print('tensorflow' in sys.modules)"
 
 
 @pytest.fixture(autouse=True)
 def _server():
-  if os.environ.get("T2T_TEST_PREFORK", "off") == "off":
+  if os.environ.get(SOCKET_VARIABLE, "off") == "off":
     pytest.skip("no prefork server (T2T_TEST_PREFORK=off)")
 
 
