@@ -3,9 +3,9 @@
 The graph holds tokenization (tensorflow-text's SentencePiece ops), beam
 search (core TensorFlow ops) and detokenization; no Python function and no
 custom op, and every op is one that TF Serving 2.20 has (checked after
-each export: ``serving_ops``). It is written with ``keras.export.ExportArchive``, which tracks the
-model's variables so that session-based loaders (saved_model_cli, TF
-Serving's C++ loader) find them.
+each export: ``serving_ops``). The saved object (``_Served``) tracks the
+model's variables, so that session-based loaders (saved_model_cli, TF
+Serving's C++ loader) find them, and traces each signature's search once.
 
 Signatures:
   serving_default: inputs tf.string [batch] -> outputs tf.string [batch],
@@ -23,7 +23,6 @@ import os
 import shutil
 import time
 
-import keras
 import tensorflow as tf
 
 from t2t_keras import checkpoint_io
@@ -88,22 +87,17 @@ def export(model, vocab, hparams, export_dir, version=None,
     out, scores = search(input_ids)
     return {"output_ids": out, "scores": scores}
 
-  archive = keras.export.ExportArchive()
-  archive.track(model)
-  archive.track(tokenizer)
-  if target_vocab is not vocab:
-    archive.track(target_vocab.tf_tokenizer)
-  archive.add_endpoint("serving_default", serve_strings, input_signature=[
-      tf.TensorSpec([None], tf.string, name="inputs")])
-  archive.add_endpoint("decode_ids", serve_ids, input_signature=[
-      tf.TensorSpec([None, None], tf.int32, name="input_ids")])
+  served = _Served(model, [tokenizer, target_vocab.tf_tokenizer])
+  strings = tf.TensorSpec([None], tf.string, name="inputs")
+  served.add("serving_default", serve_strings, strings)
+  served.add("decode_ids", serve_ids,
+             tf.TensorSpec([None, None], tf.int32, name="input_ids"))
   if constraint is None:
-    archive.add_endpoint("prefixed", serve_prefixed, input_signature=[
-        tf.TensorSpec([None], tf.string, name="inputs"),
-        tf.TensorSpec([None], tf.string, name="prefixes")])
+    served.add("prefixed", serve_prefixed, strings,
+               tf.TensorSpec([None], tf.string, name="prefixes"))
   try:
     with native_stderr_silenced():   # SentencePiece's note as ops run
-      archive.write_out(path, verbose=False)
+      served.write(path)
   except checkpoint_io.WRITE_ERRORS as e:
     shutil.rmtree(path, ignore_errors=True)
     raise checkpoint_io.SaveFailed(
@@ -115,3 +109,32 @@ def export(model, vocab, hparams, export_dir, version=None,
     raise UserError(f"the exported graph needs op(s) that {SERVING_RELEASE} "
                     f"does not have: {', '.join(missing)}; nothing exported")
   return path
+
+
+class _Served(tf.Module):
+  """What a SavedModel holds: the model's variables (tracked, so that
+  session-based loaders such as saved_model_cli and TF Serving's C++ loader
+  restore them), the tokenizers' resources, and the signatures.
+
+  Each signature is a ``tf.function`` with its input signature, first
+  traced inside ``tf.saved_model.save``: the save context is part of a
+  function's cache key, so a trace made before it (as
+  ``keras.export.ExportArchive`` makes, to list the variables) is made
+  again there, and the beam search would be traced twice."""
+
+  def __init__(self, model, tokenizers):
+    super().__init__()
+    self.model_variables = [v.value for v in model.variables]
+    self.tokenizers = list(tokenizers)
+    self._names = ()     # a tuple: tf.Module would track a dict's values
+
+  def add(self, name, fn, *specs):
+    """Serves ``fn`` as signature ``name``; ``specs`` name its inputs."""
+    traced = tf.function(fn, input_signature=specs, autograph=False)
+    setattr(self, name, traced)
+    self._names += (name,)
+
+  def write(self, path):
+    """Writes the SavedModel to ``path``, tracing each signature."""
+    tf.saved_model.save(self, path, signatures={
+        name: getattr(self, name) for name in self._names})
