@@ -66,9 +66,16 @@ def shared_data():
   return SHARED_DATA
 
 
+# The tiny run's shape: trained_run's, and that of the tests that train
+# runs like it (one layer: each trace of it costs about two thirds of two
+# layers', and the tests trace it hundreds of times).
+TINY_RUN = ("hidden_size=64,filter_size=128,num_hidden_layers=1,"
+            "batch_size=1024,learning_rate_warmup_steps=40")
+
+
 @pytest.fixture(scope="session")
 def trained_run(tmp_path_factory):
-  """(data_dir, output_dir) of a tiny model trained briefly (13 s) on the
+  """(data_dir, output_dir) of a tiny model trained briefly on the
   embedded translate_synthetic problem: its outputs differ between inputs.
   Built once for the whole session, shared by pytest-xdist's workers (the
   first to ask builds it under a lock); tests only read it (those that
@@ -82,8 +89,7 @@ def trained_run(tmp_path_factory):
     # Long enough that outputs differ between inputs (order tests need it).
     train(RunConfig("translate_synthetic", "transformer_tiny", out,
                     data_dir=data, train_steps=120,
-                    hparams_overrides="hidden_size=64,filter_size=128,"
-                    "batch_size=1024,learning_rate_warmup_steps=40",
+                    hparams_overrides=TINY_RUN,
                     eval_bleu=False),   # tests/test_validation.py tests it
           log=lambda _: None)
     return data, out

@@ -42,7 +42,7 @@ def test_a_picture_for_every_layer_head_and_kind(pictures):
               for kind in model.attention_layers()
               for layer in range(hparams.num_hidden_layers)
               for head in range(hparams.num_heads)}
-  assert len(expected) == 3 * 2 * 4 and names == expected
+  assert len(expected) == 3 * hparams.num_hidden_layers * 4 and names == expected
   for name in names:
     with open(os.path.join(out, "sentence_1", name), "rb") as f:
       assert f.read(8) == b"\x89PNG\r\n\x1a\n"
@@ -51,7 +51,7 @@ def test_a_picture_for_every_layer_head_and_kind(pictures):
 def test_rows_sum_to_one_over_unmasked_keys(trained_run):
   data, run = trained_run
   problem = registry.problem("translate_synthetic")
-  model, _, _, _ = load_model_from_dir(run)
+  model, hparams, _, _ = load_model_from_dir(run)
   reader = AttentionReader(model, problem.input_vocab(data),
                            decode_hparams("beam_size=2"))
   for target in (None, "da jeba un vomije"):
@@ -61,7 +61,7 @@ def test_rows_sum_to_one_over_unmasked_keys(trained_run):
               "decoder_self": (target_len, target_len),
               "encoder_decoder": (target_len, source)}
     for kind, weights in maps.weights.items():
-      assert weights.shape == (2, 4) + shapes[kind], kind
+      assert weights.shape == (hparams.num_hidden_layers, 4) + shapes[kind], kind
       np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
     future = np.triu(np.ones((target_len, target_len), bool), k=1)
     assert np.all(maps.weights["decoder_self"][:, :, future] < 1e-6)

@@ -11,15 +11,13 @@ import sys
 import pytest
 
 from commands import t2t_command
+from conftest import TINY_RUN
 from t2t_keras import checkpoint_io
 from t2t_keras.errors import UserError
 from t2t_keras.models.builder import load_model_from_dir
 from t2t_keras.training.config import CheckpointPolicy
 from t2t_keras.training.run import RunConfig, train
 from t2t_keras.training.run_lock import LOCK_FILE, RunLock
-
-TINY = ("hidden_size=64,filter_size=128,batch_size=1024,"
-        "learning_rate_warmup_steps=40")
 
 # Installed by --t2t_usr_dir: every checkpoint save after the first
 # ``FULL_AFTER`` fails as on a full disk, leaving a partial directory.
@@ -80,7 +78,7 @@ def _train(data, out, steps, **overrides):
   returns its log lines."""
   lines = []
   train(RunConfig("translate_synthetic", "transformer_tiny", out,
-                  data_dir=data, train_steps=steps, hparams_overrides=TINY,
+                  data_dir=data, train_steps=steps, hparams_overrides=TINY_RUN,
                   eval_bleu=False, checkpoints=CheckpointPolicy(
                       every_secs=None, every_steps=10), **overrides),
         log=lines.append)
@@ -144,7 +142,7 @@ def test_full_disk_stops_in_one_line_and_resumes(trained_run, tmp_path):
   out = str(tmp_path / "run")
   args = ["--problem=translate_synthetic",
           "--hparams_set=transformer_tiny",
-          f"--hparams={TINY},num_hidden_layers=1", f"--data_dir={data}",
+          f"--hparams={TINY_RUN}", f"--data_dir={data}",
           f"--output_dir={out}", "--train_steps=30",
           "--save_checkpoints_steps=10", "--eval_bleu=false"]
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", FULL_AFTER="1")
@@ -253,7 +251,7 @@ def test_two_trainer_processes(trained_run, tmp_path):
   data, _ = trained_run
   out = str(tmp_path / "run")
   args = ["--problem=translate_synthetic", "--hparams_set=transformer_tiny",
-          f"--hparams={TINY}", f"--data_dir={data}", f"--output_dir={out}",
+          f"--hparams={TINY_RUN}", f"--data_dir={data}", f"--output_dir={out}",
           "--train_steps=100000", "--eval_bleu=false"]
   first = subprocess.Popen(
       [sys.executable, "-m", "t2t_keras.bin.t2t_trainer", *args],

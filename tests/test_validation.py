@@ -8,6 +8,7 @@ import re
 import pytest
 import tensorflow as tf
 
+from conftest import TINY_RUN
 from t2t_keras import registry
 from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.decoding.dev_bleu import DevBleu
@@ -15,11 +16,8 @@ from t2t_keras.models.builder import load_model_from_dir
 from t2t_keras.training.best import BestKeeper
 from t2t_keras.training.run import RunConfig, train
 
-TINY = ("hidden_size=64,filter_size=128,batch_size=1024,"
-        "learning_rate_warmup_steps=40")
 
-
-def _train(data, out, steps, every, overrides=TINY, **kwargs):
+def _train(data, out, steps, every, overrides=TINY_RUN, **kwargs):
   lines = []
   metrics = train(RunConfig(
       "translate_synthetic", "transformer_tiny", out, data_dir=data,
@@ -60,7 +58,7 @@ def test_patience_stops_the_run_and_resume_remembers(trained_run, tmp_path):
   out = str(tmp_path / "run")
   # No learning: every evaluation scores the same, none improves on the
   # first, so patience 2 stops after the third of ten.
-  frozen = TINY + ",learning_rate=0.0"
+  frozen = TINY_RUN + ",learning_rate=0.0"
   _, lines = _train(data, out, steps=100, every=10, overrides=frozen,
                     early_stopping_patience=2)
   assert any(l.startswith("stopping early: 2 evaluation(s) without a better "
