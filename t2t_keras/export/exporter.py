@@ -58,9 +58,6 @@ def export(model, vocab, hparams, export_dir, version=None,
                         PrefixConstraint(prefixes))
     return out[:, 0], scores[:, 0]               # the best of each batch row
 
-  # The endpoints are traced without AutoGraph, as the Decoder's search:
-  # there is no Python control flow on tensors below.
-  _traced = tf.autograph.experimental.do_not_convert
   tokenizer = vocab.tf_tokenizer
   limit = hparams.max_input_length - 1
 
@@ -70,19 +67,16 @@ def export(model, vocab, hparams, export_dir, version=None,
     ids = tf.concat([ids, tf.RaggedTensor.from_tensor(eos)], axis=1)
     return tf.cast(ids.to_tensor(0), tf.int32)
 
-  @_traced
   def serve_strings(inputs):
     out, scores = search(source_ids(inputs))
     return {"outputs": target_vocab.tf_decode(out), "scores": scores}
 
-  @_traced
   def serve_prefixed(inputs, prefixes):
     prefix_ids = target_vocab.tf_tokenizer.tokenize(prefixes)[:, :limit]
     out, scores = search(source_ids(inputs),
                          tf.cast(prefix_ids.to_tensor(0), tf.int32))
     return {"outputs": target_vocab.tf_decode(out), "scores": scores}
 
-  @_traced
   def serve_ids(input_ids):
     out, scores = search(input_ids)
     return {"output_ids": out, "scores": scores}
@@ -129,7 +123,9 @@ class _Served(tf.Module):
     self._names = ()     # a tuple: tf.Module would track a dict's values
 
   def add(self, name, fn, *specs):
-    """Serves ``fn`` as signature ``name``; ``specs`` name its inputs."""
+    """Serves ``fn`` as signature ``name``; ``specs`` name its inputs.
+    Traced without AutoGraph, as the Decoder's search: there is no Python
+    control flow on tensors in a signature."""
     traced = tf.function(fn, input_signature=specs, autograph=False)
     setattr(self, name, traced)
     self._names += (name,)
