@@ -42,7 +42,8 @@ def test_a_picture_for_every_layer_head_and_kind(pictures):
               for kind in model.attention_layers()
               for layer in range(hparams.num_hidden_layers)
               for head in range(hparams.num_heads)}
-  assert len(expected) == 3 * hparams.num_hidden_layers * 4 and names == expected
+  assert len(expected) == 3 * hparams.num_hidden_layers * 4
+  assert names == expected
   for name in names:
     with open(os.path.join(out, "sentence_1", name), "rb") as f:
       assert f.read(8) == b"\x89PNG\r\n\x1a\n"
@@ -61,7 +62,8 @@ def test_rows_sum_to_one_over_unmasked_keys(trained_run):
               "decoder_self": (target_len, target_len),
               "encoder_decoder": (target_len, source)}
     for kind, weights in maps.weights.items():
-      assert weights.shape == (hparams.num_hidden_layers, 4) + shapes[kind], kind
+      assert weights.shape == (
+          (hparams.num_hidden_layers, 4) + shapes[kind]), kind
       np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
     future = np.triu(np.ones((target_len, target_len), bool), k=1)
     assert np.all(maps.weights["decoder_self"][:, :, future] < 1e-6)
