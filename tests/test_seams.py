@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 
 from commands import t2t_command
+from conftest import TINY_RUN
 from t2t_keras import checkpoint_io
 from t2t_keras import registry
 from t2t_keras.hparams import HParams
@@ -17,9 +18,6 @@ from t2t_keras.training.config import CheckpointPolicy
 from t2t_keras.training.ema import ExponentialMovingAverage
 from t2t_keras.training.run import RunConfig, train
 from t2t_keras.training.schedule import paper_learning_rate
-
-TINY = ("hidden_size=64,filter_size=128,num_hidden_layers=1,batch_size=1024,"
-        "learning_rate_warmup_steps=40")
 
 # A user's directory: each piece is only what is new, registered.
 USR = '''
@@ -74,7 +72,7 @@ def test_user_schedule_and_hook_through_t2t_trainer(trained_run, usr_dir,
   done = t2t_command(
       "t2t_trainer", "--problem=translate_synthetic",
       "--hparams_set=transformer_tiny",
-      f"--hparams={TINY},learning_rate_schedule=paper*halve,"
+      f"--hparams={TINY_RUN},learning_rate_schedule=paper*halve,"
       "training_hooks=record_rates", f"--data_dir={data}",
       f"--output_dir={tmp_path / 'run'}", "--train_steps=12",
       "--eval_bleu=false", f"--t2t_usr_dir={usr_dir}",
@@ -154,7 +152,7 @@ def test_ema_run_resumes_exactly_and_saves_the_average(trained_run,
   def run(out, steps):
     train(RunConfig("translate_synthetic", "transformer_tiny", out,
                     data_dir=data, train_steps=steps,
-                    hparams_overrides=TINY + ",ema_decay=0.9",
+                    hparams_overrides=TINY_RUN + ",ema_decay=0.9",
                     eval_bleu=False, eval_every=10,
                     checkpoints=CheckpointPolicy(every_secs=None,
                                                  every_steps=10)),
