@@ -54,8 +54,9 @@ def test_smoothed_loss_gradient_by_hand():
   np.testing.assert_allclose(grad, want, atol=1e-6)
 
 
-COPY_HPARAMS = ("hidden_size=64,filter_size=256,batch_size=640,max_length=16,"
-                "learning_rate=0.5,learning_rate_warmup_steps=100")
+COPY_HPARAMS = ("hidden_size=64,filter_size=256,num_hidden_layers=1,"
+                "batch_size=640,max_length=16,learning_rate=0.5,"
+                "learning_rate_warmup_steps=100")
 
 
 def test_tiny_model_learns_copy_task():
