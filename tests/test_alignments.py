@@ -83,8 +83,8 @@ def test_alignment_error_rate_on_synthetic_test(trained_run, tmp_path):
   out = str(tmp_path / "run")
   train(RunConfig("translate_synthetic", "transformer_tiny", out,
                   data_dir=data, train_steps=300, eval_bleu=False,
-                  hparams_overrides="hidden_size=64,filter_size=128,"
-                  "num_hidden_layers=1,batch_size=1024,"
+                  eval_steps=1, hparams_overrides="hidden_size=64,"
+                  "filter_size=128,num_hidden_layers=1,batch_size=1024,"
                   "learning_rate_warmup_steps=100"),
         log=lambda _: None)
   problem = registry.problem("translate_synthetic")

@@ -29,13 +29,14 @@ TINY = "hidden_size=32,filter_size=64,num_hidden_layers=1,num_heads=2"
 
 def _random_parser(problem_name, shared_data, tmp_path_factory):
   """(data_dir, run_dir, 50 dev sentences) of a ``problem_name`` parser
-  trained 1 step on the sample's first 600 trees (its dev split too: the
-  run's closing evaluation reads all of dev)."""
+  trained 1 step on the sample's first 600 trees (its dev split too; the
+  run's closing evaluation reads one dev batch)."""
   root = tmp_path_factory.mktemp(problem_name)
   out = str(root / "run")
   data = wsj_sample_data(shared_data, root, problem_name, 600)
   train(RunConfig(problem_name, "transformer_tiny", out, data_dir=data,
-                  train_steps=1, hparams_overrides=TINY, eval_bleu=False),
+                  train_steps=1, hparams_overrides=TINY, eval_bleu=False,
+                  eval_steps=1),
         log=lambda _: None)
   _, sources, _ = split_text(registry.problem(problem_name), data, "dev",
                              50)

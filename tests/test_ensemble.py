@@ -50,7 +50,8 @@ def test_ensemble_of_a_model_with_itself_is_the_model(trained_run, tmp_path):
   other = str(tmp_path / "other")
   train(RunConfig("translate_synthetic", "transformer_tiny", other,
                   data_dir=data, train_steps=3, seed=7, eval_bleu=False,
-                  hparams_overrides=TINY_RUN), log=lambda _: None)
+                  eval_steps=1, hparams_overrides=TINY_RUN),
+        log=lambda _: None)
   mixed, _, _, used = load_models(out, f"{out},{other}")
   assert used.count("ckpt-") == 2
   scores = {name: Scorer(m, vocab).score(pairs) for name, m in (

@@ -133,7 +133,8 @@ def test_a_run_teaches_the_head_where_the_output_copies_from(
                   hparams_overrides=TINY.replace("num_hidden_layers=2",
                                                  "num_hidden_layers=1") +
                   ",alignment_layer=-1,alignment_loss_weight=5.0,"
-                  "learning_rate_warmup_steps=20", eval_bleu=False),
+                  "learning_rate_warmup_steps=20", eval_bleu=False,
+                  eval_steps=1),
         log=lambda _: None)
   model, hparams, _, _ = load_model_from_dir(out)
   features = _batch(parsing_data, hparams)
