@@ -71,8 +71,9 @@ def test_datagen_then_train_on_the_default_problem(tmp_path):
   assert "train: 40,000 pairs in 10 shard(s); no lines skipped" in gen.stdout
   run = trainer("--problem=translate_synthetic", f"--data_dir={data}",
                 "--hparams_set=transformer_tiny",
-                "--hparams=hidden_size=32,filter_size=64,batch_size=512",
-                "--train_steps=4", "--eval_bleu_lines=20",
+                "--hparams=hidden_size=32,filter_size=64,"
+                "num_hidden_layers=1,batch_size=512",
+                "--train_steps=4", "--eval_steps=1", "--eval_bleu_lines=20",
                 f"--output_dir={tmp_path / 'train'}")
   assert run.returncode == 0, run.stderr
   assert "step 4: dev loss" in run.stdout and "BLEU" in run.stdout
