@@ -72,10 +72,10 @@ def test_decoder_writes_one_alignment_line_per_input(trained_run):
 def test_alignment_error_rate_on_synthetic_test(trained_run, tmp_path):
   """The shared run's shape (``TINY_RUN``) trained 300 steps aligns the
   test split's reference pairs with AER under 20% (7.3 here; 26 after the
-  shared run's 120 steps): by construction each target
-  word translates one source word. The quickstart's model gets 5.7
-  (README); a rule that reads the wrong rows (the position after each piece)
-  gets about 90, as chance does on sentences of 8-14 words."""
+  shared run's 120 steps): by construction each target word translates one
+  source word. The quickstart's model gets 5.7 (README); a rule that reads
+  the wrong rows (the position after each piece) gets about 90, as chance
+  does on sentences of 8-14 words."""
   from t2t_keras import registry  # pylint: disable=g-import-not-at-top
   from t2t_keras.decoding.alignments import Aligner  # pylint: disable=g-import-not-at-top
   from t2t_keras.decoding.dev_bleu import split_text  # pylint: disable=g-import-not-at-top
