@@ -17,7 +17,7 @@
 # steps in the hour (float32 without bfloat16 units: docs/recipes.md).
 # It trains for the hour: the updates stop after 59 minutes (MINUTES), so
 # that the trainer, its start-up and last evaluation included, ends within
-# 60 minutes on any CPU; STEPS (8,000) is only a ceiling. The paper's
+# 60 minutes on any CPU; STEPS (30,000) is only a ceiling. The paper's
 # learning rate does not depend on the step budget, so a run stopped by the
 # clock is the run a smaller STEPS would have made.
 # The trainer decodes dev at each evaluation (constrained greedy search)
@@ -44,7 +44,7 @@ NAME=$PROBLEM$([ "$CRAFT" != 0 ] && echo "_craft$CRAFT" || true)
 DATA=${2:-/tmp/t2t_data/$NAME}
 RUN=${3:-/tmp/t2t_train/$NAME$([ "$MODEL" != transformer ] && echo "_$MODEL" || true)}
 MINUTES=${MINUTES:-59}
-STEPS=${STEPS:-8000}
+STEPS=${STEPS:-30000}
 EVAL_EVERY=${EVAL_EVERY:-500}
 SAVE_EVERY=${SAVE_EVERY:-200}
 AVERAGE=${AVERAGE:-5}
