@@ -111,8 +111,8 @@ def transformer_parsing_small():
   # 1:1, last 5 checkpoints averaged, beam 21); validation F1 still rising.
   # recipes/parsing_wsj.sh stops by the clock instead (--train_minutes=59:
   # steps 4,927 and 4,721 and F1 81.86 and 81.20 with seeds 1 and 2 on
-  # CPUs with AVX-512 bfloat16 instructions; 6,730 steps and F1 83.76 with
-  # seed 1 on one with AMX bfloat16 tiles).
+  # CPUs with AVX-512 bfloat16 instructions; 6,730 and 6,442 steps and F1
+  # 83.76 and 82.38 on one with AMX bfloat16 tiles).
   # activation_dtype stays "auto": mixed bfloat16 where the CPU has
   # bfloat16 units, dev F1 77.79 against float32's 77.86 (WSJ only, 4,000
   # steps) at 1.46x the speed, which brings 5,500 steps near the hour (58
