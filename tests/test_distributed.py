@@ -149,6 +149,14 @@ def test_average_of_3_checkpoints_is_the_elementwise_mean(tmp_path):
   for i, value in enumerate(averaged):
     mean = np.mean([s[i] for s in sources], axis=0)
     np.testing.assert_allclose(value, mean, rtol=1e-6, atol=1e-7)
+  # --last_step: the last 2 at or before step 5 are ckpt-2 and ckpt-4.
+  path = average_checkpoints(model_dir, str(tmp_path / "avg5"), n=2,
+                             log=lambda _: None, last_step=5)
+  assert os.path.basename(path) == "ckpt-4"
+  averaged = weights(os.path.dirname(path), "ckpt-4")
+  for i, value in enumerate(averaged):
+    mean = np.mean([s[i] for s in sources[:2]], axis=0)
+    np.testing.assert_allclose(value, mean, rtol=1e-6, atol=1e-7)
 
 
 def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(tmp_path):

@@ -18,6 +18,10 @@ flags.DEFINE_string("avg_dir", None, "Where the averaged checkpoint goes "
 flags.DEFINE_string("model_dir", None, "tensor2tensor's spelling: the run "
                     "(then --output_dir is where the mean goes).")
 flags.DEFINE_integer("n", 5, "How many of the last checkpoints to average.")
+flags.DEFINE_integer("last_step", None, "Average the last --n checkpoints at "
+                     "or before this step (what a run stopped there would "
+                     "have averaged; the schedule does not depend on the "
+                     "step budget).")
 
 
 def main():
@@ -34,7 +38,7 @@ def main():
     raise app.UsageError("missing required flag: --output_dir (the "
                                 "run)")
   from t2t_keras.training.average import average_checkpoints  # pylint: disable=g-import-not-at-top
-  average_checkpoints(run_dir, avg_dir, FLAGS.n)
+  average_checkpoints(run_dir, avg_dir, FLAGS.n, last_step=FLAGS.last_step)
   return 0
 
 

@@ -13,13 +13,15 @@ from t2t_keras.training.checkpoints import (average_into, last_checkpoints,
                                             step_of)
 
 
-def average_checkpoints(model_dir, output_dir=None, n=5, log=log_line):
+def average_checkpoints(model_dir, output_dir=None, n=5, log=log_line,
+                        last_step=None):
   """Writes the element-wise mean of the model weights of ``model_dir``'s
-  last ``n`` checkpoints as a checkpoint in ``output_dir`` (default
+  last ``n`` checkpoints (at or before ``last_step`` if given: what a run
+  stopped there would have averaged) as a checkpoint in ``output_dir`` (default
   ``<model_dir>/avg``), with hparams.json and model.json beside it so the
   decoder and exporter load it like any other run. Returns its path."""
   output_dir = output_dir or os.path.join(model_dir, "avg")
-  paths = last_checkpoints(model_dir, n)
+  paths = last_checkpoints(model_dir, n, last_step)
   if len(paths) < n:
     log(f"only {len(paths)} checkpoint(s) in {model_dir}; averaging those")
   model, hparams, spec = build_model_from_dir(model_dir)

@@ -87,12 +87,16 @@ class Checkpointer:
     return bool(self.manager and (due_steps or due_secs))
 
 
-def last_checkpoints(model_dir, n):
-  """The paths of the last ``n`` checkpoints in ``model_dir``, oldest first."""
+def last_checkpoints(model_dir, n, last_step=None):
+  """The paths of the last ``n`` checkpoints in ``model_dir``, oldest first;
+  with ``last_step``, the last ``n`` of those at or before that step."""
   state = tf.train.get_checkpoint_state(model_dir)
   paths = list(state.all_model_checkpoint_paths) if state else []
+  if last_step is not None:
+    paths = [p for p in paths if step_of(p) <= last_step]
   if not paths:
-    raise MissingFileError(f"no checkpoints in {model_dir}")
+    raise MissingFileError(f"no checkpoints in {model_dir}" + (
+        f" at or before step {last_step}" if last_step is not None else ""))
   return paths[-n:]
 
 
