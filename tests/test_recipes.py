@@ -70,6 +70,8 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
     assert expected in out, out[-3000:]
   budget = float(out.split("training budget: 60 min x 433 / P = ")[1].split()[0])
   assert f"budget {budget} min: within it" in out, out[-600:]
+  # The clock stops the updates a minute inside the budget.
+  assert f"--train_minutes={budget - 1:.1f} " in out, out[-3000:]
   decoded = (tmp_path / "run" / "test_2016_flickr.decoded").read_text(
       encoding="utf-8").splitlines()
   assert len(decoded) == 20
