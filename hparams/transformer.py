@@ -125,6 +125,8 @@ def transformer_parsing_small():
   # The average of the weights that led Multi30k's validation; with P_drop
   # 0.2, dev F1 83.22 against 80.53 before both (seed 1); seed 2: 82.05.
   hparams.ema_decay = 0.999
+  # d_ff stays _cpu_hour's 1,024: 2,048 learns more a step but trains 0.71x
+  # the steps in the same time, and after 35 minutes it was 5 F1 behind.
   return hparams
 
 
