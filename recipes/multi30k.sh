@@ -48,8 +48,7 @@ PEAK=$(t2t-analyze --matmul_peak --budget_minutes="$MINUTES" \
   --matmul_size="${PEAK_SIZE:-4096}")
 echo "$PEAK"
 BUDGET=$(echo "$PEAK" | awk '/^training budget/ { print $NF }')
-LIMIT=$(awk -v b="$BUDGET" 'BEGIN { l = b - 1; if (l < b * 0.9) l = b * 0.9
-                                    printf "%.1f", l }')
+LIMIT=$(awk -v b="$BUDGET" 'BEGIN { printf "%.1f", (b > 10) ? b - 1 : b * 0.9 }')
 
 step t2t-datagen --problem=$PROBLEM --data_dir="$DATA" --raw_data_dir="$SRC" \
   --raw_prefixes="train=train,dev=val,test=test_2016_flickr" --vocab_size=8000
