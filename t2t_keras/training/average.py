@@ -23,9 +23,10 @@ def average_checkpoints(model_dir, output_dir=None, n=5, log=log_line,
   output_dir = output_dir or os.path.join(model_dir, "avg")
   paths = last_checkpoints(model_dir, n, last_step)
   if len(paths) < n:
-    at = f" at or before step {last_step}" if last_step is not None else ""
-    log(f"only {len(paths)} checkpoint(s) in {model_dir}{at} (the run keeps "
-        "its last few); averaging those")
+    why = "" if last_step is None else (
+        f" at or before step {last_step} (the run keeps its last few)")
+    log(f"only {len(paths)} checkpoint(s) in {model_dir}{why}; averaging "
+        "those")
   model, hparams, spec = build_model_from_dir(model_dir)
   try:
     average_into(model, paths)
