@@ -37,9 +37,14 @@ class Ensemble(Seq2SeqModel):
   as one model; its outputs are normalized log-probabilities."""
 
   def __init__(self, members):
-    super().__init__()
     if not members:
       raise UserError("an ensemble needs at least one model")
+    # The members' precision, where they share one, is the ensemble's: log
+    # lines say what it computes in, and the searches cast its weights to
+    # that dtype once (kernels.weights_once) rather than at every step.
+    policies = {m.dtype_policy.name for m in members}
+    super().__init__(dtype=members[0].dtype_policy if len(policies) == 1
+                     else None)
     sizes = {(getattr(m, "input_vocab_size", None),
               getattr(m, "target_vocab_size", None)) for m in members}
     if len(sizes) > 1:
