@@ -2,8 +2,9 @@
 # Section 6.3 in miniature: English constituency parsing on the Penn
 # Treebank sample (files wsj_0001-0159 train, wsj_0160-0179 dev), with the
 # 30,830 CRAFT trees (normalized to WSJ's labels) mixed 1:1 into training,
-# with transformer_parsing_small on 2 CPU cores (P_drop 0.2, an average of
-# the weights, mixed bfloat16 where the CPU has bfloat16 units). Trees are
+# with transformer_parsing_small on 2 CPU cores (pre-norm, P_drop 0.2, an
+# average of the weights, mixed bfloat16 where the CPU has bfloat16 units;
+# HPARAMS=norm_position=post for the paper's post-norm). Trees are
 # linearized with the words as leaves (parsing_wsj; PROBLEM=parsing_wsj_xx
 # for XX placeholders) and every search is constrained to well-formed
 # trees over exactly the input words. MODEL=transformer_pointer trains the
