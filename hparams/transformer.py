@@ -130,8 +130,9 @@ def transformer_parsing_small():
   # the steps in the same time, and after 35 minutes it was 5 F1 behind.
   # Not the paper's post-norm: LayerNorm before each sub-layer (and after
   # each stack) learns more a step here, dev loss 0.2011 against 0.2201 at
-  # step 4,000 (seed 1), and the hour's 5,211 steps gave dev F1 84.23, where
-  # post-norm had 83.76 after 6,730 steps on a faster CPU (docs/recipes.md).
+  # step 4,000 (seed 1), and the hour's 5,211 and 5,089 steps gave dev F1
+  # 84.23 and 83.75 (seeds 1 and 2), where post-norm had 83.76 and 82.38
+  # after 6,730 and 6,442 steps on a faster CPU (docs/recipes.md).
   hparams.norm_position = "pre"
   return hparams
 
