@@ -13,11 +13,12 @@ target tokens/s as it reports them, and test2016 BLEU of the average of
 its last ``--average`` checkpoints, beside the matmul peak measured in the
 same run. Run it on an otherwise idle machine.
 
-Where eole cannot match a setting (printed under the table): its decoder
-is pre-norm only (ours and the paper's are post-norm), so eole runs
-pre-norm on both sides, with a final LayerNorm; its dropout also applies
-inside the feed-forward layer (ours: relu_dropout 0); its LayerNorm epsilon
-is 1e-5 (ours 1e-6). The recipe's exponential moving average (ema_decay
+Where eole cannot match a setting: its layers are pre-norm only, with a
+final LayerNorm after each stack (ours are post-norm, as the paper's,
+unless ``--hparams=norm_position=pre``; both sides' norm positions are
+printed under the table); its dropout also applies inside the
+feed-forward layer (ours: relu_dropout 0); its LayerNorm epsilon is 1e-5
+(ours 1e-6). The recipe's exponential moving average (ema_decay
 0.999) is eole's ``average_decay`` 0.001: both weigh update t's weights by
 max(1 - decay, 9 / (10 + t)), Marian's warm-up, and save the average. Our
 side computes in the precision ``activation_dtype=auto`` picks (mixed
@@ -377,6 +378,8 @@ def main():
   table(rows, args, peaks)
   print(f"precision: t2t_keras {hparams.activation_dtype} activations, eole "
         f"compute_dtype {eole_dtype(args.eole_dtype, hparams)}")
+  print(f"norm position: t2t_keras {hparams.norm_position}, eole pre "
+        "(its only one)")
   for line in missing:
     print(line)
 

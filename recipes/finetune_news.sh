@@ -31,6 +31,11 @@ SEED=${SEED:-1234}
 # run's peak learning rate (0.3 x 256^-0.5 x 100^-0.5 = 0.0019 at step 100).
 HPARAMS=${HPARAMS:-learning_rate=0.3,learning_rate_warmup_steps=100}
 PROBLEM=translate_ende
+# A source trained pre-norm (HPARAMS=norm_position=pre in its recipe) is
+# fine-tuned pre-norm: a warm start needs the same weights.
+NORM=$(sed -n 's/^ *"norm_position": "\([a-z]*\)".*/\1/p' \
+  "$SOURCE/hparams.json" 2>/dev/null || true)
+if [ "$NORM" = pre ]; then HPARAMS="norm_position=pre${HPARAMS:+,$HPARAMS}"; fi
 
 step() { echo; echo "\$ $*"; "$@"; }
 bleu() {   # bleu NAME TRANSLATION REFERENCE: the three BLEU lines
