@@ -9,7 +9,8 @@
 #       [DATA_DIR] [RUN_DIR]
 #
 # SOURCE_RUN is the Multi30k run (default /tmp/t2t_train/multi30k; its avg/
-# checkpoint is the start), SOURCE_DATA its data directory (its vocabulary
+# checkpoint is the start, and a source trained pre-norm is fine-tuned
+# pre-norm), SOURCE_DATA its data directory (its vocabulary
 # is reused: a warm start needs the same one); SHARED_DATA holds
 # wmt_train_sample/, wmt14/newstest2013.* and multi30k/val.*. The best
 # checkpoint by dev BLEU (newstest2013's first EVAL_LINES lines) is
