@@ -34,8 +34,11 @@ HPARAMS=${HPARAMS:-learning_rate=0.3,learning_rate_warmup_steps=100}
 PROBLEM=translate_ende
 # A source trained pre-norm (HPARAMS=norm_position=pre in its recipe) is
 # fine-tuned pre-norm: a warm start needs the same weights.
-NORM=$(sed -n 's/^ *"norm_position": "\([a-z]*\)".*/\1/p' \
-  "$SOURCE/hparams.json" 2>/dev/null || true)
+# (A missing or damaged hparams.json is left to the warm start, which
+# names it.)
+NORM=$(python3 -c 'import sys; from t2t_keras.hparams import HParams
+print(HParams.load(sys.argv[1]).norm_position)' "$SOURCE/hparams.json" \
+  2>/dev/null || true)
 if [ "$NORM" = pre ]; then HPARAMS="norm_position=pre${HPARAMS:+,$HPARAMS}"; fi
 
 step() { echo; echo "\$ $*"; "$@"; }
