@@ -2,8 +2,9 @@
 on Penn Treebank trees linearized as in Vinyals & Kaiser et al. 2014, with
 the words themselves as leaves (``parsing_wsj_first``: each word's first
 subword piece; ``parsing_wsj_xx``: Vinyals et al.'s XX placeholders;
-``parsing_wsj_tags``: part-of-speech tags), decoded under a
-constraint that makes every output a tree over exactly the input words."""
+``parsing_wsj_tags``: part-of-speech tags; ``parsing_wsj_bare_close``:
+closing brackets without labels), decoded under a constraint that makes
+every output a tree over exactly the input words."""
 
 import glob
 import os
@@ -37,20 +38,23 @@ class TreebankSource(PairSource):
   train split may mix weighted treebanks ("train=wsj:1,craft:2", a
   ``Mixture``), each becoming its own source in ``mixture``.
   Without, every ``wsj_SSNN.mrg`` under raw_dir is split by section SS:
-  02-21 train, 22 dev, 23 test. ``leaves``: see ``trees.linearize``.
+  02-21 train, 22 dev, 23 test. ``leaves``, ``close_labels``: see
+  ``trees.linearize``.
   """
 
-  def __init__(self, raw_dir, prefixes=None, leaves="words"):
+  def __init__(self, raw_dir, prefixes=None, leaves="words",
+               close_labels=True):
     if not os.path.isdir(raw_dir):
       raise CorpusError(f"--raw_data_dir {raw_dir} is not a directory")
     self.raw_dir, self.leaves = raw_dir, leaves
+    self.close_labels = close_labels
     self.prefixes = dict(prefixes or {})
     self.langs = ("words", "tree")
     self.mixture = None
     if isinstance(self.prefixes.get("train"), Mixture):
       self.mixture = [
-          (TreebankSource(raw_dir, dict(self.prefixes, train=prefix), leaves),
-           prefix, weight) for prefix, weight in self.prefixes["train"]]
+          (TreebankSource(raw_dir, dict(self.prefixes, train=prefix), leaves,
+                          close_labels), prefix, weight) for prefix, weight in self.prefixes["train"]]
 
   def files(self, split):
     if split == "train" and self.mixture:
@@ -96,7 +100,8 @@ class TreebankSource(PairSource):
 
   def pairs(self, split, skipped=None):
     for tree in self.trees(split, skipped):
-      sentence, tokens = trees.linearize(tree, self.leaves)
+      sentence, tokens = trees.linearize(tree, self.leaves,
+                                         self.close_labels)
       yield " ".join(sentence), " ".join(tokens)
 
   def describe(self):
@@ -109,6 +114,7 @@ class ParsingWsj(Text2TextProblem):
   the words as leaves."""
   source_lang, target_lang = "words", "tree"
   leaves = "words"
+  close_labels = True         # ")NP"; False: a bare ")" closes any label
   vocab_size = 16000
   # Every bracket token a single piece: by default SentencePiece splits
   # "(NP" at the change of script into "(" + "NP", which makes a linearized
@@ -141,7 +147,8 @@ class ParsingWsj(Text2TextProblem):
       raise CorpusError(f"{self.name} reads local treebank files: give "
                         "--raw_data_dir (the Penn Treebank is not "
                         "downloadable)")
-    return TreebankSource(raw_dir, raw_prefixes, self.leaves)
+    return TreebankSource(raw_dir, raw_prefixes, self.leaves,
+                          self.close_labels)
 
   # -- vocabulary and examples ---------------------------------------------
   def vocab_symbols(self, source):
@@ -149,7 +156,8 @@ class ParsingWsj(Text2TextProblem):
     training trees (and the placeholder leaf), kept whole as pieces."""
     found = {"(" + label for tree in source.trees("train")
              for label in _labels(tree)} | {"(" + l for l in PTB_LABELS}
-    found |= {")" + token[1:] for token in found}
+    found |= {trees.CLOSE + (token[1:] if self.close_labels else "")
+              for token in found}
     if self.leaves == "xx":
       found.add(trees.PAD_TAG)
     return [WORD_START + token for token in sorted(found)]
@@ -259,6 +267,16 @@ class ParsingWsjFirst(ParsingWsj):
 class ParsingWsjXx(ParsingWsj):
   """parsing_wsj with Vinyals et al.'s XX placeholder leaves."""
   leaves = "xx"
+
+
+@registry.register_problem
+class ParsingWsjBareClose(ParsingWsj):
+  """parsing_wsj with a bare ")" for every closing bracket: the label is
+  the innermost open bracket's, which the decoding constraint forces
+  anyway, so the model does not spend itself learning it (under teacher
+  forcing on dev, a third of what a closing bracket cost the recipe's
+  model was its label: docs/recipes.md)."""
+  close_labels = False
 
 
 @registry.register_problem

@@ -19,7 +19,10 @@ and one leaf token per word, by ``leaves``:
 encoded (``decoding.tree_constraint.first_pieces``; the output then shows a
 prefix of each word, such as "Con" for "Consolidated");
 "xx" is Vinyals et al.'s placeholder; "tags" predicts part-of-speech tags,
-which EVALB does not score.
+which EVALB does not score. With ``close_labels=False`` every closing
+bracket is the bare ``)`` (``(S (NP John ) (VP has (NP a dog ) ) . )``): the
+label is the one it closes, which ``delinearize`` and the decoding
+constraint read from the open brackets, so the model does not learn it.
 
 Normalization (what a round trip gives back): the outer unlabelled
 ``( ... )`` wrapper is removed; empty elements (-NONE-) and the constituents
@@ -152,14 +155,24 @@ def words(tree):
 LEAVES = ("words", "first", "xx", "tags")
 
 
+CLOSE = ")"      # the closing bracket without a label
+
+
 def is_bracket(token):
-  """Whether an output token opens or closes a constituent: "(NP", ")NP"."""
-  return len(token) > 1 and token[0] in "()"
+  """Whether an output token opens or closes a constituent: "(NP", ")NP",
+  ")" (no word is "(" or ")": ``parse`` reads them as brackets)."""
+  return is_close(token) or (len(token) > 1 and token[0] == "(")
 
 
-def linearize(tree, leaves="tags"):
+def is_close(token):
+  """Whether an output token closes a constituent: ")NP" or ")"."""
+  return token[:1] == CLOSE
+
+
+def linearize(tree, leaves="tags", close_labels=True):
   """A normalized tree -> (words, output tokens), leaves as ``leaves``
-  (one of ``LEAVES``; see the module docstring)."""
+  (one of ``LEAVES``), closing brackets labelled or bare ``)`` (see the
+  module docstring)."""
   if leaves not in LEAVES:
     raise TreeError(f"leaves must be one of {', '.join(LEAVES)}, got "
                     f"{leaves!r}")
@@ -174,7 +187,7 @@ def linearize(tree, leaves="tags"):
     tokens.append("(" + label)
     for child in children:
       walk(child)
-    tokens.append(")" + label)
+    tokens.append(CLOSE + (label if close_labels else ""))
 
   walk(tree)
   return words(tree), tokens
@@ -183,21 +196,22 @@ def linearize(tree, leaves="tags"):
 def well_formed(tokens, sentence_words, leaves="tags"):
   """Whether output ``tokens`` are one tree over exactly
   ``sentence_words``: a single root, brackets balanced, each closing label
-  the one it closes, no empty constituent, one leaf per word (the word
-  itself when ``leaves`` is "words", a prefix of it when "first"). What
-  ``delinearize`` returns unrepaired."""
+  the one it closes (or none), no empty constituent, one leaf per word (the
+  word itself when ``leaves`` is "words", a prefix of it when "first").
+  What ``delinearize`` returns unrepaired."""
   stack, placed = [], 0
   for position, token in enumerate(tokens):
-    if token.startswith("(") and len(token) > 1:
-      if not stack and position:
-        return False                         # a second root
-      stack.append([token[1:], 0])
-    elif token.startswith(")") and len(token) > 1:
-      if not stack or stack[-1][0] != token[1:] or not stack[-1][1]:
+    if is_close(token):
+      if not stack or token[1:] not in ("", stack[-1][0]) or (
+          not stack[-1][1]):
         return False
       stack.pop()
       if stack:
         stack[-1][1] += 1
+    elif is_bracket(token):
+      if not stack and position:
+        return False                         # a second root
+      stack.append([token[1:], 0])
     else:
       if not stack or placed >= len(sentence_words) or (
           leaves == "words" and token != sentence_words[placed]) or (
@@ -224,13 +238,13 @@ def delinearize(tokens, sentence_words, pad_tag=PAD_TAG, tags=True):
   word_iter = iter(sentence_words)
   stack = [("", [])]                         # a virtual root
   for token in tokens:
-    if token.startswith("(") and len(token) > 1:
-      stack.append((token[1:], []))
-    elif token.startswith(")") and len(token) > 1:
+    if is_close(token):
       if len(stack) > 1:
         node = stack.pop()
         if node[1]:
           stack[-1][1].append(node)
+    elif is_bracket(token):
+      stack.append((token[1:], []))
     else:
       word = next(word_iter, None)
       if word is not None:

@@ -55,9 +55,17 @@ def random_first_parser(shared_data, tmp_path_factory):
   return _random_parser("parsing_wsj_first", shared_data, tmp_path_factory)
 
 
+@pytest.fixture(scope="module")
+def random_bare_close_parser(shared_data, tmp_path_factory):
+  """``_random_parser`` of parsing_wsj_bare_close (closing brackets ")")."""
+  return _random_parser("parsing_wsj_bare_close", shared_data,
+                        tmp_path_factory)
+
+
 # Each parsing problem's random parser, by the fixture that makes it.
 PARSERS = {"parsing_wsj": "random_parser",
-           "parsing_wsj_first": "random_first_parser"}
+           "parsing_wsj_first": "random_first_parser",
+           "parsing_wsj_bare_close": "random_bare_close_parser"}
 
 
 def _decode(data, out, sources, overrides="", saved_model_dir=None,

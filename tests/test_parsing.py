@@ -130,6 +130,16 @@ def test_linearizations_and_well_formedness():
     assert not trees.well_formed(bad.split(), words, "words"), bad
   with pytest.raises(trees.TreeError, match="leaves must be one of"):
     trees.linearize(tree, "pos")
+  # Bare closing brackets: the label is the open bracket's.
+  bare = "(S (NP John ) (VP has (NP a dog ) ) . )".split()
+  assert trees.linearize(tree, "words", close_labels=False) == (words, bare)
+  assert trees.well_formed(bare, words, "words")
+  assert trees.delinearize(bare, words, tags=False) == trees.delinearize(
+      expected["words"].split(), words, tags=False)
+  for bad in ("(S (NP John ) (VP has (NP a dog ) ) )",          # a word short
+              "(S (NP ) John has a dog . )",                     # empty NP
+              "(S (NP John ) (VP has (NP a dog ) ) . ) )"):      # one too many
+    assert not trees.well_formed(bad.split(), words, "words"), bad
 
 
 def test_craft_labels_are_spliced_into_wsj_labels():

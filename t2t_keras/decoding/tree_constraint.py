@@ -2,11 +2,11 @@
 tree over exactly the input words, in order (``t2t_keras.trees``).
 
 Tokens are SentencePiece pieces of one shared vocabulary: bracket tokens
-("(NP", ")NP") are single pieces; leaves are either the words themselves,
-copied piece by piece from the source (``leaf_piece=None``), each word's
-first piece only (``first_piece``: the source's pieces that ``first_pieces``
-keeps), or one placeholder piece a word (``leaf_piece``, e.g. "XX"). At each
-step a hypothesis may emit
+("(NP", ")NP" or a bare ")") are single pieces; leaves are either the words
+themselves, copied piece by piece from the source (``leaf_piece=None``),
+each word's first piece only (``first_piece``: the source's pieces that
+``first_pieces`` keeps), or one placeholder piece a word (``leaf_piece``,
+e.g. "XX"). At each step a hypothesis may emit
 
 * an opening bracket: at a word boundary, while words are left, inside the
   root (or as the root, at step 0), below ``max_depth``, at most
@@ -55,7 +55,8 @@ def vocab_tables(pieces):
   """Per-id tables of a vocabulary's ``pieces`` (str, id order).
 
   Returns dict of numpy arrays [vocab]: ``close_of`` (int32: for an opening
-  bracket whose closing bracket is a piece too, that piece's id; else -1),
+  bracket whose closing bracket is a piece too, that piece's id, the
+  labelled one (")NP") if there is one, else the bare ")"; else -1),
   ``is_close`` (bool), ``word_start`` (bool: begins a word and is no
   bracket).
   """
@@ -70,7 +71,8 @@ def vocab_tables(pieces):
     if not trees.is_bracket(token):
       word_start[i] = True
     elif token[0] == "(":
-      close_of[i] = index.get(WORD_START + ")" + token[1:], -1)
+      close_of[i] = index.get(WORD_START + trees.CLOSE + token[1:],
+                              index.get(WORD_START + trees.CLOSE, -1))
     else:
       is_close[i] = True
   return {"close_of": close_of, "is_close": is_close,
