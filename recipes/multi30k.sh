@@ -1,6 +1,8 @@
 #!/bin/bash
 # The paper in miniature on real text: EN->DE on Multi30k with
-# transformer_multi30k_ema on 2 CPU cores, then the last checkpoints
+# transformer_multi30k_ema on 2 CPU cores (pre-norm, an average of the
+# weights, mixed bfloat16 where the CPU has bfloat16 units; HPARAMS=
+# norm_position=post for the paper's post-norm), then the last checkpoints
 # averaged, test_2016_flickr decoded with beam search, and three BLEU
 # figures. Settings were chosen on val only.
 #
