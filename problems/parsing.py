@@ -275,7 +275,10 @@ class ParsingWsjBareClose(ParsingWsj):
   the innermost open bracket's, which the decoding constraint forces
   anyway, so the model does not spend itself learning it (under teacher
   forcing on dev, a third of what a closing bracket cost the recipe's
-  model was its label: docs/recipes.md)."""
+  model was its label). Behind the labelled closing brackets on dev
+  from step 2,500 (validation F1 76.15 against 77.58 at step 4,000): the
+  label the decoder reads back tells it what it has just closed
+  (docs/recipes.md)."""
   close_labels = False
 
 
