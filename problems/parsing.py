@@ -54,7 +54,8 @@ class TreebankSource(PairSource):
     if isinstance(self.prefixes.get("train"), Mixture):
       self.mixture = [
           (TreebankSource(raw_dir, dict(self.prefixes, train=prefix), leaves,
-                          close_labels), prefix, weight) for prefix, weight in self.prefixes["train"]]
+                          close_labels), prefix, weight)
+          for prefix, weight in self.prefixes["train"]]
 
   def files(self, split):
     if split == "train" and self.mixture:
