@@ -14,9 +14,9 @@ its last ``--average`` checkpoints, beside the matmul peak measured in the
 same run. Run it on an otherwise idle machine.
 
 Where eole cannot match a setting: its layers are pre-norm only, with a
-final LayerNorm after each stack (ours are post-norm, as the paper's,
-unless ``--hparams=norm_position=pre``; both sides' norm positions are
-printed under the table); its dropout also applies inside the
+final LayerNorm after each stack (as the recipe's set; a set trained
+post-norm, as the paper's, cannot be matched; both sides' norm positions
+are printed under the table); its dropout also applies inside the
 feed-forward layer (ours: relu_dropout 0); its LayerNorm epsilon is 1e-5
 (ours 1e-6). The recipe's exponential moving average (ema_decay
 0.999) is eole's ``average_decay`` 0.001: both weigh update t's weights by
