@@ -3,8 +3,9 @@ on Penn Treebank trees linearized as in Vinyals & Kaiser et al. 2014, with
 the words themselves as leaves (``parsing_wsj_first``: each word's first
 subword piece; ``parsing_wsj_xx``: Vinyals et al.'s XX placeholders;
 ``parsing_wsj_tags``: part-of-speech tags; ``parsing_wsj_bare_close``:
-closing brackets without labels), decoded under a constraint that makes
-every output a tree over exactly the input words."""
+closing brackets without labels; ``parsing_wsj_inorder``: the brackets in
+order), decoded under a constraint that makes every output a tree over
+exactly the input words."""
 
 import glob
 import os
@@ -15,6 +16,7 @@ from t2t_keras import trees
 from t2t_keras.data.corpus import CorpusError, check_file
 from t2t_keras.data.sources import Mixture, PairSource
 from t2t_keras.data.text_problem import Text2TextProblem
+from t2t_keras.decoding.inorder_constraint import InOrderTreeConstraint
 from t2t_keras.decoding.tree_constraint import (WORD_START, TreeConstraint,
                                                 first_pieces)
 from t2t_keras.ids import EOS_ID
@@ -38,23 +40,23 @@ class TreebankSource(PairSource):
   train split may mix weighted treebanks ("train=wsj:1,craft:2", a
   ``Mixture``), each becoming its own source in ``mixture``.
   Without, every ``wsj_SSNN.mrg`` under raw_dir is split by section SS:
-  02-21 train, 22 dev, 23 test. ``leaves``, ``close_labels``: see
-  ``trees.linearize``.
+  02-21 train, 22 dev, 23 test. ``leaves``, ``close_labels``, ``order``:
+  see ``trees.linearize``.
   """
 
   def __init__(self, raw_dir, prefixes=None, leaves="words",
-               close_labels=True):
+               close_labels=True, order="top-down"):
     if not os.path.isdir(raw_dir):
       raise CorpusError(f"--raw_data_dir {raw_dir} is not a directory")
     self.raw_dir, self.leaves = raw_dir, leaves
-    self.close_labels = close_labels
+    self.close_labels, self.order = close_labels, order
     self.prefixes = dict(prefixes or {})
     self.langs = ("words", "tree")
     self.mixture = None
     if isinstance(self.prefixes.get("train"), Mixture):
       self.mixture = [
           (TreebankSource(raw_dir, dict(self.prefixes, train=prefix), leaves,
-                          close_labels), prefix, weight)
+                          close_labels, order), prefix, weight)
           for prefix, weight in self.prefixes["train"]]
 
   def files(self, split):
@@ -102,7 +104,7 @@ class TreebankSource(PairSource):
   def pairs(self, split, skipped=None):
     for tree in self.trees(split, skipped):
       sentence, tokens = trees.linearize(tree, self.leaves,
-                                         self.close_labels)
+                                         self.close_labels, self.order)
       yield " ".join(sentence), " ".join(tokens)
 
   def describe(self):
@@ -116,6 +118,7 @@ class ParsingWsj(Text2TextProblem):
   source_lang, target_lang = "words", "tree"
   leaves = "words"
   close_labels = True         # ")NP"; False: a bare ")" closes any label
+  order = "top-down"          # or "in-order" (``trees.linearize``)
   vocab_size = 16000
   # Every bracket token a single piece: by default SentencePiece splits
   # "(NP" at the change of script into "(" + "NP", which makes a linearized
@@ -149,7 +152,7 @@ class ParsingWsj(Text2TextProblem):
                         "--raw_data_dir (the Penn Treebank is not "
                         "downloadable)")
     return TreebankSource(raw_dir, raw_prefixes, self.leaves,
-                          self.close_labels)
+                          self.close_labels, self.order)
 
   # -- vocabulary and examples ---------------------------------------------
   def vocab_symbols(self, source):
@@ -204,6 +207,10 @@ class ParsingWsj(Text2TextProblem):
     leaf = WORD_START + trees.PAD_TAG if self.leaves == "xx" else None
     if self.leaves == "tags":
       return None    # any tag may stand for a word: nothing to constrain
+    if self.order == "in-order":
+      return InOrderTreeConstraint(
+          self.vocab(data_dir).all_pieces(),
+          renormalize=self.constraint_renormalize)
     return TreeConstraint(self.vocab(data_dir).all_pieces(), leaf,
                           renormalize=self.constraint_renormalize,
                           first_piece=self.leaves == "first")
@@ -211,12 +218,12 @@ class ParsingWsj(Text2TextProblem):
   def postprocess(self, output, sentence):
     """What t2t-decoder writes: the predicted tree, repaired if need be."""
     tree = trees.delinearize(output.split(), sentence.split(),
-                             tags=self.leaves == "tags")
+                             tags=self.leaves == "tags", order=self.order)
     return trees.to_string(tree)
 
   def repaired(self, output, sentence):
     return not trees.well_formed(output.split(), sentence.split(),
-                                 self.leaves)
+                                 self.leaves, self.order)
 
   def dev_score(self, outputs, references, sources, data_dir):
     """EVALB F1 of the predicted trees against the gold dev trees datagen
@@ -281,6 +288,19 @@ class ParsingWsjBareClose(ParsingWsj):
   label the decoder reads back tells it what it has just closed
   (docs/recipes.md)."""
   close_labels = False
+
+
+@registry.register_problem
+class ParsingWsjInorder(ParsingWsj):
+  """parsing_wsj with the brackets in order: a constituent's first child,
+  then its opening bracket, then the rest (``John (NP )NP (S has (VP a (NP
+  dog )NP )VP . )S``), so that a label is chosen after the first word or
+  phrase under it has been read, as Liu & Zhang 2017's in-order transition
+  system does (ahead of top-down there and in Fernandez-Gonzalez &
+  Gomez-Rodriguez 2020's sequence-to-sequence parsers). The words are the
+  leaves, as in parsing_wsj; the decoding constraint is
+  ``decoding.inorder_constraint``'s."""
+  order = "in-order"
 
 
 @registry.register_problem

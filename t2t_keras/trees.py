@@ -23,6 +23,11 @@ which EVALB does not score. With ``close_labels=False`` every closing
 bracket is the bare ``)`` (``(S (NP John ) (VP has (NP a dog ) ) . )``): the
 label is the one it closes, which ``delinearize`` and the decoding
 constraint read from the open brackets, so the model does not learn it.
+With ``order="in-order"`` (Liu & Zhang 2017's in-order transition system,
+linearized for sequence-to-sequence parsing by Fernandez-Gonzalez &
+Gomez-Rodriguez 2020) a constituent's first child comes before its opening
+bracket, so the label is chosen after its first word or phrase is read:
+``John (NP )NP (S has (VP a (NP dog )NP )VP . )S``.
 
 Normalization (what a round trip gives back): the outer unlabelled
 ``( ... )`` wrapper is removed; empty elements (-NONE-) and the constituents
@@ -169,13 +174,19 @@ def is_close(token):
   return token[:1] == CLOSE
 
 
-def linearize(tree, leaves="tags", close_labels=True):
+ORDERS = ("top-down", "in-order")
+
+
+def linearize(tree, leaves="tags", close_labels=True, order="top-down"):
   """A normalized tree -> (words, output tokens), leaves as ``leaves``
-  (one of ``LEAVES``), closing brackets labelled or bare ``)`` (see the
-  module docstring)."""
+  (one of ``LEAVES``), closing brackets labelled or bare ``)``, brackets
+  in ``order`` (one of ``ORDERS``; see the module docstring)."""
   if leaves not in LEAVES:
     raise TreeError(f"leaves must be one of {', '.join(LEAVES)}, got "
                     f"{leaves!r}")
+  if order not in ORDERS:
+    raise TreeError(f"order must be one of {', '.join(ORDERS)}, got "
+                    f"{order!r}")
   tokens = []
 
   def walk(node):
@@ -184,8 +195,11 @@ def linearize(tree, leaves="tags", close_labels=True):
       tokens.append({"words": children, "first": children, "xx": PAD_TAG,
                      "tags": label}[leaves])
       return
+    before = 0 if order == "top-down" else 1     # children before "(X"
+    for child in children[:before]:
+      walk(child)
     tokens.append("(" + label)
-    for child in children:
+    for child in children[before:]:
       walk(child)
     tokens.append(CLOSE + (label if close_labels else ""))
 
@@ -193,12 +207,24 @@ def linearize(tree, leaves="tags", close_labels=True):
   return words(tree), tokens
 
 
-def well_formed(tokens, sentence_words, leaves="tags"):
+def _leaf_fits(token, sentence_words, placed, leaves):
+  """Whether leaf ``token`` may stand for word ``placed`` (the word itself
+  under "words" leaves, a prefix of it under "first", anything else)."""
+  if placed >= len(sentence_words):
+    return False
+  word = sentence_words[placed]
+  return {"words": token == word,
+          "first": word.startswith(token)}.get(leaves, True)
+
+
+def well_formed(tokens, sentence_words, leaves="tags", order="top-down"):
   """Whether output ``tokens`` are one tree over exactly
   ``sentence_words``: a single root, brackets balanced, each closing label
   the one it closes (or none), no empty constituent, one leaf per word (the
-  word itself when ``leaves`` is "words", a prefix of it when "first").
-  What ``delinearize`` returns unrepaired."""
+  word itself when ``leaves`` is "words", a prefix of it when "first"),
+  brackets in ``order``. What ``delinearize`` returns unrepaired."""
+  if order == "in-order":
+    return _well_formed_in_order(tokens, sentence_words, leaves)
   stack, placed = [], 0
   for position, token in enumerate(tokens):
     if is_close(token):
@@ -213,42 +239,76 @@ def well_formed(tokens, sentence_words, leaves="tags"):
         return False                         # a second root
       stack.append([token[1:], 0])
     else:
-      if not stack or placed >= len(sentence_words) or (
-          leaves == "words" and token != sentence_words[placed]) or (
-              leaves == "first" and
-              not sentence_words[placed].startswith(token)):
+      if not stack or not _leaf_fits(token, sentence_words, placed, leaves):
         return False
       placed += 1
       stack[-1][1] += 1
   return not stack and bool(tokens) and placed == len(sentence_words)
 
 
-def delinearize(tokens, sentence_words, pad_tag=PAD_TAG, tags=True):
+def _well_formed_in_order(tokens, sentence_words, leaves):
+  """``well_formed`` for brackets in order: an opening bracket follows a
+  leaf or a closing bracket (its constituent's first child, so none is
+  empty), and a leaf stands inside an open constituent, except the first
+  token; the last token closes the root."""
+  stack, placed, previous = [], 0, None
+  for token in tokens:
+    if is_close(token):
+      if not stack or token[1:] not in ("", stack[-1]):
+        return False
+      stack.pop()
+    elif is_bracket(token):
+      if previous is None or not (is_close(previous) or
+                                  not is_bracket(previous)):
+        return False                         # nothing to take as first child
+      stack.append(token[1:])
+    else:
+      if (not stack and previous is not None) or not _leaf_fits(
+          token, sentence_words, placed, leaves):
+        return False
+      placed += 1
+    previous = token
+  return (not stack and previous is not None and is_close(previous) and
+          placed == len(sentence_words))
+
+
+def delinearize(tokens, sentence_words, pad_tag=PAD_TAG, tags=True,
+                order="top-down"):
   """Output tokens and the input words -> a tree, repairing what a model may
   get wrong. Each leaf token takes the next input word; its tag is the
-  token itself with ``tags``, else ``pad_tag``. Repairs:
+  token itself with ``tags``, else ``pad_tag``. Brackets are in ``order``:
+  in order, an opening bracket takes the leaf or constituent just
+  completed as its first child. Repairs:
 
   - a closing bracket with nothing open is dropped; its label is ignored
     (the innermost open constituent is closed);
   - constituents left open at the end are closed;
   - leaf tokens beyond the number of words are dropped; words
     without one get ``pad_tag`` in a flat constituent under the root;
+  - in order, an opening bracket with nothing just completed starts empty;
   - an empty output gives (X (pad_tag w1) (pad_tag w2) ...).
   """
   word_iter = iter(sentence_words)
   stack = [("", [])]                         # a virtual root
+  completed = False        # the last token completed a leaf or constituent
   for token in tokens:
     if is_close(token):
       if len(stack) > 1:
         node = stack.pop()
         if node[1]:
           stack[-1][1].append(node)
+      completed = True
     elif is_bracket(token):
-      stack.append((token[1:], []))
+      siblings = stack[-1][1]
+      first = ([siblings.pop()] if order == "in-order" and completed and
+               siblings else [])
+      stack.append((token[1:], first))
+      completed = False
     else:
       word = next(word_iter, None)
       if word is not None:
         stack[-1][1].append((token if tags else pad_tag, word))
+      completed = word is not None
   while len(stack) > 1:
     node = stack.pop()
     if node[1]:

@@ -62,10 +62,17 @@ def random_bare_close_parser(shared_data, tmp_path_factory):
                         tmp_path_factory)
 
 
+@pytest.fixture(scope="module")
+def random_inorder_parser(shared_data, tmp_path_factory):
+  """``_random_parser`` of parsing_wsj_inorder (brackets in order)."""
+  return _random_parser("parsing_wsj_inorder", shared_data, tmp_path_factory)
+
+
 # Each parsing problem's random parser, by the fixture that makes it.
 PARSERS = {"parsing_wsj": "random_parser",
            "parsing_wsj_first": "random_first_parser",
-           "parsing_wsj_bare_close": "random_bare_close_parser"}
+           "parsing_wsj_bare_close": "random_bare_close_parser",
+           "parsing_wsj_inorder": "random_inorder_parser"}
 
 
 def _decode(data, out, sources, overrides="", saved_model_dir=None,
@@ -110,13 +117,14 @@ def test_random_parser_outputs_are_trees_over_the_input(problem_name, request,
                     constraint=problem.decode_constraint(data))
   raw = decoder.decode(sources)
   for text, source in zip(raw, sources):
-    assert trees.well_formed(text.split(), source.split(), leaves), text
+    assert trees.well_formed(text.split(), source.split(), leaves,
+                             problem.order), text
     # At most 6 brackets opened in a row (random weights open brackets).
     assert "(" + " (".join(["X"] * 7) not in " ".join(
         "X" if t.startswith("(") else t for t in text.split()), text
   # Under "first" a leaf is its word's first piece: in 50 sentences some
   # word has several pieces, and the leaves are not all the words.
-  assert all(trees.well_formed(t.split(), s.split(), "words")
+  assert all(trees.well_formed(t.split(), s.split(), "words", problem.order)
              for t, s in zip(raw, sources)) == (leaves == "words")
   # The SavedModel holds the constraint (and still passes the op check).
   export_dir = export_run(problem_name, out, data,

@@ -15,6 +15,7 @@ from t2t_keras.decoding.decoder import Decoder
 from t2t_keras.decoding.dev_bleu import split_text
 from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.decoding.saved_model import SavedModelDecoder
+from t2t_keras.decoding.inorder_constraint import InOrderTreeConstraint
 from t2t_keras.errors import UserError
 from t2t_keras.export.run import export_run
 from t2t_keras.models.builder import load_model_from_dir
@@ -126,6 +127,9 @@ def test_objectives_by_name():
   hparams.training_objective = "allowed_softmax"
   with pytest.raises(UserError, match="needs a problem whose decoding"):
     objective_from_hparams(hparams, lambda: (None, 50))
+  in_order = InOrderTreeConstraint(["<pad>", "<EOS>", "\u2581(S", "\u2581)S"])
+  with pytest.raises(UserError, match="needs a problem whose decoding"):
+    objective_from_hparams(hparams, lambda: (in_order, 50))
   hparams.training_objective = "alowed_softmax"
   with pytest.raises(UserError, match="allowed_softmax"):
     objective_from_hparams(hparams)

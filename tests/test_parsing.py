@@ -10,6 +10,7 @@ from t2t_keras import registry
 from t2t_keras import trees
 from t2t_keras.data.corpus import CorpusError
 from t2t_keras.data.datagen import generate
+from t2t_keras.decoding.tree_constraint import MAX_OPENS
 
 SAMPLE = os.path.join("ptb", "nltk_treebank_sample", "wsj_0001-0179")
 
@@ -21,10 +22,20 @@ def sample_trees(shared_data):
 def test_every_sample_tree_round_trips(shared_data):
   lines = sample_trees(shared_data)
   assert len(lines) == 3669
+  most_opens = 0
   for line in lines:
     tree = trees.normalize(trees.parse(line))
     words, tokens = trees.linearize(tree)
     assert trees.delinearize(tokens, words) == tree, line
+    _, in_order = trees.linearize(tree, "tags", order="in-order")
+    assert trees.delinearize(in_order, words, order="in-order") == tree, line
+    assert trees.well_formed(in_order, words, order="in-order"), line
+    opens = 0     # opened since the last leaf: the constraint's max_opens
+    for token in in_order:
+      opens = 0 if not trees.is_bracket(token) else opens + (
+          not trees.is_close(token))
+      most_opens = max(most_opens, opens)
+  assert most_opens <= MAX_OPENS
 
 
 def test_normalization_and_linearization_by_hand():
@@ -140,6 +151,34 @@ def test_linearizations_and_well_formedness():
               "(S (NP ) John has a dog . )",                     # empty NP
               "(S (NP John ) (VP has (NP a dog ) ) . ) )"):      # one too many
     assert not trees.well_formed(bad.split(), words, "words"), bad
+  # In order: a constituent's first child comes before its bracket.
+  in_order = "John (NP )NP (S has (VP a (NP dog )NP )VP . )S".split()
+  assert trees.linearize(tree, "words", order="in-order") == (words,
+                                                               in_order)
+  assert trees.well_formed(in_order, words, "words", "in-order")
+  assert not trees.well_formed(in_order, words, "words")     # not top-down
+  assert trees.delinearize(in_order, words, tags=False,
+                           order="in-order") == trees.delinearize(
+                               expected["words"].split(), words, tags=False)
+  for bad in ("John (NP )NP (S has (VP a (NP dog )NP )VP )S",    # a word short
+              "John (NP )VP (S has (VP a (NP dog )NP )VP . )S",  # wrong label
+              "(NP John )NP (S has (VP a (NP dog )NP )VP . )S",  # empty start
+              "John has (S (VP a (NP dog )NP )VP . )S",          # two tops
+              "John (NP )NP (S has (VP (NP a dog )NP )VP . )S",  # no 1st child
+              "John (NP )NP (S has (VP a (NP dog )NP )VP )S .",  # word at top
+              "John (NP )NP (S has (VP a (NP dog )NP )VP . )S (X"):  # open
+    assert not trees.well_formed(bad.split(), words, "words",
+                                 "in-order"), bad
+  assert not trees.well_formed(["John"], ["John"], "words", "in-order")
+  assert trees.well_formed("John (NP )NP".split(), ["John"], "words",
+                           "in-order")
+  # Repairs: an opening bracket with nothing just completed starts empty;
+  # what is left open is closed; every word is kept.
+  repaired = trees.delinearize("(S John (NP has a".split(), words,
+                               tags=False, order="in-order")
+  assert trees.words(repaired) == words
+  with pytest.raises(trees.TreeError, match="order must be one of"):
+    trees.linearize(tree, "words", order="bottom-up")
 
 
 def test_craft_labels_are_spliced_into_wsj_labels():

@@ -167,12 +167,18 @@ class TreeConstraint(Constraint):
                tf.equal(leaves, 0))
     return may_open, may_close, may_leaf, may_end
 
+  def _step_rules(self, state, starts_word, step, limits):
+    """``_rules`` on a step's state: (may open, may close, may place the
+    next leaf, may end), bool [n] each."""
+    return self._rules(state["leaves"] - state["placed"], state["depth"],
+                       state["opens"], state["fresh"], starts_word, step,
+                       limits - step, state["leaves"])
+
   def allowed(self, state, step, limits, vocab):
-    depth, left = state["depth"], state["leaves"] - state["placed"]
+    depth = state["depth"]
     piece, starts_word = self._next_leaf(state, vocab)
-    may_open, may_close, may_leaf, may_end = self._rules(
-        left, depth, state["opens"], state["fresh"], starts_word, step,
-        limits - step, state["leaves"])
+    may_open, may_close, may_leaf, may_end = self._step_rules(
+        state, starts_word, step, limits)
     innermost = tf.gather(state["stack"], tf.maximum(depth - 1, 0)[:, None],
                           batch_dims=1)[:, 0]
     opens = self._table("close_of", vocab) >= 0

@@ -63,7 +63,7 @@ class AllowedSoftmax:
   """
 
   def __init__(self, constraint, extra_length):
-    if constraint is None or not hasattr(constraint, "along"):
+    if getattr(constraint, "along", None) is None:
       raise UserError(
           "training_objective=allowed_softmax needs a problem whose "
           "decoding constraint says which tokens each position allows "

@@ -1,0 +1,92 @@
+"""Parsing's decoding constraint for trees linearized in order
+(``trees.linearize(..., order="in-order")``: a constituent's first child,
+then its opening bracket, then its other children, then its closing
+bracket): every output is a well-formed tree over exactly the input words,
+in order, the words copied piece by piece from the source.
+
+At each step a hypothesis may emit
+
+* the next leaf piece: as the first token, inside a word (then the only
+  choice), or inside an open constituent while words are left;
+* an opening bracket: right after a word or a closing bracket (what it
+  just completed becomes the new constituent's first child, so no
+  constituent is empty), at a word boundary, below ``max_depth``, at most
+  ``max_opens`` since the last leaf (no tree of the WSJ sample opens more
+  than 6 between two words in order; the bound stops unary chains
+  ``(NP )NP (NP )NP ...``), and only if the length budget still leaves
+  room to finish after it;
+* the closing bracket of the innermost open constituent: at a word
+  boundary; the outermost while words are left (``John (NP )NP``, then
+  an opening bracket must take it in) only if that bracket may follow;
+* EOS: once every word is placed, every bracket closed and the last token
+  a closing bracket (a tree, not a bare word).
+
+The length budget: with ``left`` leaf pieces to place and ``depth``
+brackets open, finishing takes ``left + depth + 1`` tokens (EOS included),
+and 2 more at depth 0 while words are left (a bracket to open and close);
+so an opening bracket is allowed only where ``left + depth + 3`` tokens
+remain, as in ``tree_constraint``, and closing the outermost constituent
+while words are left only where ``left + 4`` do. Every limit is at least
+``leaves + 3`` (the first word, its constituent opened and closed, EOS).
+"""
+
+import tensorflow as tf
+
+from t2t_keras.decoding.tree_constraint import (MAX_DEPTH, MAX_OPENS,
+                                                TreeConstraint)
+
+# The kind of a hypothesis's last token (0: none yet, or EOS's kind kept).
+LEAF, OPEN, CLOSE = 1, 2, 3
+
+
+class InOrderTreeConstraint(TreeConstraint):
+  """Well-formed in-order trees over the input words (module docstring).
+
+  The state is ``TreeConstraint``'s (its ``fresh`` unused) and ``last``,
+  int32 [n]: the kind of each hypothesis's last token.
+
+  Args:
+    pieces: the shared vocabulary's pieces (``SubwordVocab.all_pieces``).
+    max_depth: the deepest nesting allowed.
+    max_opens: the most brackets opened since the last leaf.
+    renormalize: as ``TreeConstraint``'s.
+  """
+
+  # The softmax over the allowed tokens (``training.objective``) reads the
+  # top-down rules at every position at once; it has no in-order form.
+  along = None
+
+  def __init__(self, pieces, max_depth=MAX_DEPTH, max_opens=MAX_OPENS,
+               renormalize=True):
+    super().__init__(pieces, None, max_depth, max_opens, renormalize)
+
+  def start(self, inputs, hypotheses):
+    state = super().start(inputs, hypotheses)
+    return dict(state, last=tf.zeros_like(state["placed"]))
+
+  def _step_rules(self, state, starts_word, step, limits):
+    left, depth = state["leaves"] - state["placed"], state["depth"]
+    last = state["last"]
+    boundary = tf.equal(left, 0) | starts_word
+    completed = tf.equal(last, LEAF) | tf.equal(last, CLOSE)
+    may_open = (boundary & completed & (depth < self.max_depth) &
+                (state["opens"] < self.max_opens) &
+                (left + depth + 3 <= limits - step))
+    # Closing the outermost open constituent while words are left: an
+    # opening bracket must follow, to take it as a first child.
+    may_close = boundary & (depth > 0) & (
+        (depth > 1) | tf.equal(left, 0) |
+        ((left + 4 <= limits - step) & (state["opens"] < self.max_opens)))
+    may_leaf = (left > 0) & ((depth > 0) | tf.equal(step, 0) |
+                             tf.logical_not(boundary))
+    may_end = ((tf.equal(depth, 0) & tf.equal(left, 0) &
+                tf.equal(last, CLOSE)) | tf.equal(state["leaves"], 0))
+    return may_open, may_close, may_leaf, may_end
+
+  def advance(self, state, tokens):
+    after = super().advance(state, tokens)
+    depth = after["depth"] - state["depth"]
+    last = tf.where(depth > 0, OPEN, tf.where(
+        depth < 0, CLOSE, tf.where(after["placed"] > state["placed"], LEAF,
+                                   state["last"])))
+    return dict(after, last=last)
