@@ -11,8 +11,9 @@ At each step a hypothesis may emit
 * an opening bracket: right after a word or a closing bracket (what it
   just completed becomes the new constituent's first child, so no
   constituent is empty), at a word boundary, below ``max_depth``, at most
-  ``max_opens`` since the last leaf (no tree of the WSJ sample opens more
-  than 6 between two words in order; the bound stops unary chains
+  ``max_opens`` since the last leaf (in order, no tree of the WSJ sample
+  opens more than 6 between two words, none of CRAFT more than 5; the
+  bound stops unary chains
   ``(NP )NP (NP )NP ...``), and only if the length budget still leaves
   room to finish after it;
 * the closing bracket of the innermost open constituent: at a word
