@@ -13,9 +13,8 @@ At each step a hypothesis may emit
   constituent is empty), at a word boundary, below ``max_depth``, at most
   ``max_opens`` since the last leaf (in order, no tree of the WSJ sample
   opens more than 6 between two words, none of CRAFT more than 5; the
-  bound stops unary chains
-  ``(NP )NP (NP )NP ...``), and only if the length budget still leaves
-  room to finish after it;
+  bound stops unary chains ``(NP )NP (NP )NP ...``), and only if the
+  length budget still leaves room to finish after it;
 * the closing bracket of the innermost open constituent: at a word
   boundary; the outermost while words are left (``John (NP )NP``, then
   an opening bracket must take it in) only if that bracket may follow;
