@@ -208,6 +208,9 @@ class ParsingWsj(Text2TextProblem):
     if self.leaves == "tags":
       return None    # any tag may stand for a word: nothing to constrain
     if self.order == "in-order":
+      if self.leaves != "words":
+        raise CorpusError(f"{self.name}: the in-order constraint copies the "
+                          f"words as leaves, not leaves={self.leaves!r}")
       return InOrderTreeConstraint(
           self.vocab(data_dir).all_pieces(),
           renormalize=self.constraint_renormalize)
