@@ -32,18 +32,15 @@ while words are left only where ``left + 4`` do. Every limit is at least
 
 import tensorflow as tf
 
-from t2t_keras.decoding.tree_constraint import (MAX_DEPTH, MAX_OPENS,
-                                                TreeConstraint)
-
-# The kind of a hypothesis's last token (0: none yet, or EOS's kind kept).
-LEAF, OPEN, CLOSE = 1, 2, 3
+from t2t_keras.decoding.tree_constraint import (CLOSE, LEAF, MAX_DEPTH,
+                                                MAX_OPENS, TreeConstraint)
 
 
 class InOrderTreeConstraint(TreeConstraint):
   """Well-formed in-order trees over the input words (module docstring).
 
-  The state is ``TreeConstraint``'s (its ``fresh`` unused) and ``last``,
-  int32 [n]: the kind of each hypothesis's last token.
+  The state is ``TreeConstraint``'s; its ``last`` (the kind of each
+  hypothesis's last token) says whether a bracket may open.
 
   Args:
     pieces: the shared vocabulary's pieces (``SubwordVocab.all_pieces``).
@@ -59,10 +56,6 @@ class InOrderTreeConstraint(TreeConstraint):
   def __init__(self, pieces, max_depth=MAX_DEPTH, max_opens=MAX_OPENS,
                renormalize=True):
     super().__init__(pieces, None, max_depth, max_opens, renormalize)
-
-  def start(self, inputs, hypotheses):
-    state = super().start(inputs, hypotheses)
-    return dict(state, last=tf.zeros_like(state["placed"]))
 
   def _step_rules(self, state, starts_word, step, limits):
     left, depth = state["leaves"] - state["placed"], state["depth"]
@@ -82,11 +75,3 @@ class InOrderTreeConstraint(TreeConstraint):
     may_end = ((tf.equal(depth, 0) & tf.equal(left, 0) &
                 tf.equal(last, CLOSE)) | tf.equal(state["leaves"], 0))
     return may_open, may_close, may_leaf, may_end
-
-  def advance(self, state, tokens):
-    after = super().advance(state, tokens)
-    depth = after["depth"] - state["depth"]
-    last = tf.where(depth > 0, OPEN, tf.where(
-        depth < 0, CLOSE, tf.where(after["placed"] > state["placed"], LEAF,
-                                   state["last"])))
-    return dict(after, last=last)

@@ -40,6 +40,9 @@ from t2t_keras.ids import EOS_ID, PAD_ID
 WORD_START = "\u2581"      # SentencePiece's mark of a word-initial piece
 MAX_DEPTH = 64
 MAX_OPENS = 6
+# The kind of a hypothesis's last token, its state's ``last`` (0: none yet;
+# EOS keeps the kind before it).
+LEAF, OPEN, CLOSE = 1, 2, 3
 
 
 def first_pieces(pieces):
@@ -135,7 +138,7 @@ class TreeConstraint(Constraint):
             "placed": tf.zeros([n], tf.int32),
             "depth": tf.zeros([n], tf.int32),
             "stack": tf.zeros([n, self.max_depth], tf.int32),
-            "fresh": tf.zeros([n], tf.bool),
+            "last": tf.zeros([n], tf.int32),
             "opens": tf.zeros([n], tf.int32)}
 
   def _next_leaf(self, state, vocab, placed=None):
@@ -171,7 +174,8 @@ class TreeConstraint(Constraint):
     """``_rules`` on a step's state: (may open, may close, may place the
     next leaf, may end), bool [n] each."""
     return self._rules(state["leaves"] - state["placed"], state["depth"],
-                       state["opens"], state["fresh"], starts_word, step,
+                       state["opens"], tf.equal(state["last"], OPEN),
+                       starts_word, step,
                        limits - step, state["leaves"])
 
   def allowed(self, state, step, limits, vocab):
@@ -205,10 +209,10 @@ class TreeConstraint(Constraint):
     depth = state["depth"]
     here = tf.equal(tf.range(self.max_depth)[None, :], depth[:, None])
     stack = tf.where(here & opened[:, None], close[:, None], state["stack"])
-    fresh = tf.where(opened, True,
-                     tf.where(leaf | closed, False, state["fresh"]))
+    last = tf.where(opened, OPEN, tf.where(closed, CLOSE, tf.where(
+        leaf, LEAF, state["last"])))
     opens = tf.where(leaf, 0, state["opens"] + tf.cast(opened, tf.int32))
-    return dict(state, stack=stack, fresh=fresh, opens=opens,
+    return dict(state, stack=stack, last=last, opens=opens,
                 depth=depth + tf.cast(opened, tf.int32) -
                 tf.cast(closed, tf.int32),
                 placed=state["placed"] + tf.cast(leaf, tf.int32))
