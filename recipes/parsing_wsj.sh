@@ -5,9 +5,11 @@
 # with transformer_parsing_small on 2 CPU cores (pre-norm, P_drop 0.2, an
 # average of the weights, mixed bfloat16 where the CPU has bfloat16 units;
 # HPARAMS=norm_position=post for the paper's post-norm). Trees are
-# linearized with the words as leaves (parsing_wsj; PROBLEM=parsing_wsj_xx
-# for XX placeholders) and every search is constrained to well-formed
-# trees over exactly the input words. MODEL=transformer_pointer trains the
+# linearized with the words as leaves and the brackets in order, each
+# constituent's first child before its opening bracket
+# (parsing_wsj_inorder; PROBLEM=parsing_wsj for the brackets top-down, the
+# recipe before, PROBLEM=parsing_wsj_xx for XX placeholders) and every
+# search is constrained to well-formed trees over exactly the input words. MODEL=transformer_pointer trains the
 # Transformer whose decoder inputs also carry the encoder's output at the
 # next word to copy (behind on dev from step 3,000: docs/recipes.md).
 # MODEL=transformer_rotary HPARAMS=pos=none trains rotary positions: far
@@ -39,7 +41,7 @@
 set -euo pipefail
 SRC=${1:-../shared/data/ptb}
 CRAFT=${CRAFT:-1}
-PROBLEM=${PROBLEM:-parsing_wsj}
+PROBLEM=${PROBLEM:-parsing_wsj_inorder}
 MODEL=${MODEL:-transformer}
 NAME=$PROBLEM$([ "$CRAFT" != 0 ] && echo "_craft$CRAFT" || true)
 DATA=${2:-/tmp/t2t_data/$NAME}
