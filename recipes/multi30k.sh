@@ -20,7 +20,8 @@
 # (default ../shared/data/multi30k). STEPS, EVAL_EVERY, SAVE_EVERY,
 # EVAL_LINES, AVERAGE and HPARAMS (extra overrides) scale it down, as the
 # test does; VOCAB is the joint vocabulary's size (default 8,000 pieces; a
-# new size needs a new DATA_DIR, which datagen says); SEED sets the random seed (default 1234, the trainer's).
+# new size needs a new DATA_DIR, which datagen says); SEED sets the random
+# seed (default 1234, the trainer's).
 # PEAK_SIZE is the side of the timed product (default 4096; the test's is
 # small). HPARAMS_SET picks another set (transformer_multi30k: the first recipe,
 # float32, no average, 4,000 steps). DECODE: the test decode's hparams
@@ -55,7 +56,8 @@ BUDGET=$(echo "$PEAK" | awk '/^training budget/ { print $NF }')
 LIMIT=$(awk -v b="$BUDGET" 'BEGIN { printf "%.1f", (b > 10) ? b - 1 : b * 0.9 }')
 
 step t2t-datagen --problem=$PROBLEM --data_dir="$DATA" --raw_data_dir="$SRC" \
-  --raw_prefixes="train=train,dev=val,test=test_2016_flickr" --vocab_size="$VOCAB"
+  --raw_prefixes="train=train,dev=val,test=test_2016_flickr" \
+  --vocab_size="$VOCAB"
 START=$(date +%s)
 step t2t-trainer --problem=$PROBLEM --data_dir="$DATA" --output_dir="$RUN" \
   --hparams_set="$HPARAMS_SET" --hparams="$HPARAMS" \

@@ -9,9 +9,10 @@
 # constituent's first child before its opening bracket
 # (parsing_wsj_inorder; PROBLEM=parsing_wsj for the brackets top-down, the
 # recipe before, PROBLEM=parsing_wsj_xx for XX placeholders) and every
-# search is constrained to well-formed trees over exactly the input words. MODEL=transformer_pointer trains the
-# Transformer whose decoder inputs also carry the encoder's output at the
-# next word to copy (behind on dev from step 3,000: docs/recipes.md).
+# search is constrained to well-formed trees over exactly the input words.
+# MODEL=transformer_pointer trains the Transformer whose decoder inputs
+# also carry the encoder's output at the next word to copy (behind on dev
+# from step 3,000: docs/recipes.md).
 # MODEL=transformer_rotary HPARAMS=pos=none trains rotary positions: far
 # ahead in the first 3,000 steps, behind at 5,000 with beam 21 (80.71
 # against 82.09: docs/recipes.md).
