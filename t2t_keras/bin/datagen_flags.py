@@ -19,6 +19,14 @@ flags.DEFINE_integer("vocab_byte_budget", 1_000_000,
                      "build the vocabulary (0: all of it).")
 flags.DEFINE_string("source_lang", None, "Source file suffix (translate_local).")
 flags.DEFINE_string("target_lang", None, "Target file suffix (translate_local).")
+flags.DEFINE_float("bpe_dropout", None,
+                   "BPE-dropout (Provilkov et al. 2020): also write copies of "
+                   "the training pairs, each segmented with every merge "
+                   "skipped with this probability (0.1 in the paper); "
+                   "training reads them one after another. Default: none.")
+flags.DEFINE_integer("bpe_dropout_copies", None,
+                     "How many BPE-dropout copies (default 40: about one an "
+                     "epoch of the Multi30k recipe).")
 common.define("vocab_size")
 
 
@@ -29,4 +37,6 @@ def generate_from_flags(problem, data_dir):
   return generate(problem, data_dir, tmp_dir=f.tmp_dir,
                   raw_dir=f.raw_data_dir, raw_prefixes=f.raw_prefixes,
                   byte_budget=f.vocab_byte_budget, source_lang=f.source_lang,
-                  target_lang=f.target_lang, vocab_size=f.vocab_size)
+                  target_lang=f.target_lang, vocab_size=f.vocab_size,
+                  bpe_dropout=f.bpe_dropout,
+                  bpe_dropout_copies=f.bpe_dropout_copies)

@@ -21,7 +21,7 @@ import time
 import tensorflow as tf
 
 from t2t_keras import json_files
-from t2t_keras.data import mixture, pipeline
+from t2t_keras.data import mixture, pipeline, sampled
 from t2t_keras.data.corpus import CorpusError, SkipCounter
 from t2t_keras.data.problem import Problem
 from t2t_keras.data.sources import LocalFiles, Mixture, REQUIRED_SPLITS
@@ -50,9 +50,13 @@ class Text2TextProblem(Problem):
   vocab_split_by_script = True
   reverse = False
   validation_bleu = True
+  # BPE-dropout copies of the training pairs (data.sampled); 0: none.
+  bpe_dropout = 0.0
+  bpe_dropout_copies = sampled.DEFAULT_COPIES
 
   # What t2t-datagen's flags may set (e.g. a smaller vocabulary for tests).
-  OPTIONS = ("source_lang", "target_lang", "vocab_size", "vocab_model_type")
+  OPTIONS = ("source_lang", "target_lang", "vocab_size", "vocab_model_type",
+             "bpe_dropout", "bpe_dropout_copies")
 
   @property
   def data_name(self):
@@ -202,9 +206,13 @@ class Text2TextProblem(Problem):
   def generate_data(self, data_dir, tmp_dir=None, raw_dir=None,
                     raw_prefixes=None, byte_budget=DEFAULT_BYTE_BUDGET,
                     log=log_line):
-    """Vocabulary and TFRecords for every split; skips what is done."""
+    """Vocabulary and TFRecords for every split (and the BPE-dropout copies
+    of train, if asked); skips what is done."""
+    sampled.check(self.bpe_dropout, self.bpe_dropout_copies,
+                  self.vocab_model_type)
     os.makedirs(data_dir, exist_ok=True)
     splits = ("train", "dev", "test")
+    copies = self._sampling_wanted(data_dir)
     other = [p for p in glob.glob(os.path.join(
         data_dir, f"vocab.{self.data_name}.*.model"))
              if p != self.vocab_path(data_dir)]
@@ -214,7 +222,11 @@ class Text2TextProblem(Problem):
           f"shards are encoded with it; to build a {self.vocab_size}-piece "
           "vocabulary use another --data_dir")
     mixing = isinstance((raw_prefixes or {}).get("train"), Mixture)
-    if not mixing and all(self.split_done(data_dir, s) for s in splits) and \
+    if mixing and copies:
+      raise CorpusError("--bpe_dropout copies one train corpus; it does not "
+                        "mix with weighted corpora (--raw_prefixes)")
+    if not mixing and all(self.split_done(data_dir, s) for s in
+                          list(splits) + copies) and \
         os.path.exists(self.vocab_path(data_dir)):
       log(f"{self.data_name}: all data in {data_dir} is already generated")
       return
@@ -231,6 +243,42 @@ class Text2TextProblem(Problem):
         log(f"{split}: no {split} data in {source.describe()}; skipping")
       else:
         self.write_split(source, vocab, data_dir, split, log)
+    if copies:
+      self._write_copies(source, vocab, data_dir, len(copies), log)
+
+  def _sampling_wanted(self, data_dir):
+    """The split names of the BPE-dropout copies asked for ([] for none);
+    an error if ``data_dir`` holds copies made with other settings."""
+    recorded = self._read_manifest(data_dir).get("sampled")
+    wanted = ({"bpe_dropout": float(self.bpe_dropout),
+               "copies": int(self.bpe_dropout_copies)}
+              if self.bpe_dropout else None)
+    if recorded and wanted and recorded != wanted:
+      raise CorpusError(
+          f"{data_dir} holds {recorded['copies']} copies of train with "
+          f"BPE-dropout {recorded['bpe_dropout']:g}; for other settings use "
+          "another --data_dir")
+    return [sampled.split_name(k) for k in range(wanted["copies"])] \
+        if wanted else []
+
+  def _write_copies(self, source, vocab, data_dir, copies, log):
+    # Recorded first: training on a half-written set of copies is an error
+    # that names the missing one, not a silent fall-back to the plain split.
+    manifest = self._read_manifest(data_dir)
+    manifest["sampled"] = {"bpe_dropout": float(self.bpe_dropout),
+                           "copies": copies}
+    self._write_manifest(data_dir, manifest)
+    log(f"train: encoding {copies} copies with BPE-dropout "
+        f"{self.bpe_dropout:g}")
+    sampled.write_copies(self, source, vocab, data_dir, self.bpe_dropout,
+                         copies, log=lambda line: None)
+    lengths = self._read_manifest(data_dir)["lengths"]
+    mean = lambda name: sum(int(k) * v for k, v in lengths[name].items()) / \
+        max(1, sum(lengths[name].values()))
+    log(f"train: {copies} copies, read one after another in training; "
+        f"mean example length "
+        f"{mean(sampled.split_name(0)):.1f} tokens against "
+        f"{mean('train'):.1f} plain")
 
   # -- reading ----------------------------------------------------------------------
   def examples(self, split, data_dir, seed=None, input_context=None):
@@ -242,6 +290,12 @@ class Text2TextProblem(Problem):
       dataset = mixture.sample_mix(
           [self._records(data_dir, part["split"], seed, input_context).repeat()
            for part in mix], [part["weight"] for part in mix], seed)
+    elif split == "train" and self._read_manifest(data_dir).get("sampled"):
+      copies = self._read_manifest(data_dir)["sampled"]["copies"]
+      dataset = sampled.one_after_another([
+          self._records(data_dir, sampled.split_name(k),
+                        None if seed is None else seed + k, input_context)
+          for k in range(copies)])
     else:
       dataset = self._records(data_dir, split, seed, input_context)
     if self.reverse:
@@ -265,12 +319,15 @@ class Text2TextProblem(Problem):
     """Records the byte size of each of ``paths`` (the shards of split
     ``name``) and the split's example lengths (a Counter of the longer of
     inputs and targets, in tokens) in the manifest."""
-    path = self._manifest(data_dir)
     manifest = self._read_manifest(data_dir)
     manifest["sizes"].update(
         {os.path.basename(p): os.path.getsize(p) for p in paths})
     manifest.setdefault("lengths", {})[name] = {
         str(k): v for k, v in sorted(lengths.items())}
+    self._write_manifest(data_dir, manifest)
+
+  def _write_manifest(self, data_dir, manifest):
+    path = self._manifest(data_dir)
     with open(path + ".partial", "w", encoding="utf-8") as f:
       json.dump(manifest, f, indent=1, sort_keys=True)
     os.replace(path + ".partial", path)

@@ -107,6 +107,19 @@ class SubwordVocab:
     """str -> list of ids, without EOS."""
     return self._sp.encode(text)
 
+  def encode_sampled(self, text, dropout):
+    """str -> ids of one random segmentation, without EOS: each BPE merge
+    skipped with probability ``dropout`` (BPE-dropout, SentencePiece's
+    sampling; ``seed_sampling`` makes the draws repeatable)."""
+    return self._sp.encode(text, enable_sampling=True, alpha=dropout,
+                           nbest_size=-1)
+
+  @staticmethod
+  def seed_sampling(seed):
+    """Seeds SentencePiece's sampling (one generator per process)."""
+    import sentencepiece  # pylint: disable=g-import-not-at-top
+    sentencepiece.set_random_generator_seed(int(seed))
+
   def decode(self, ids):
     """Ids -> str; stops at the first EOS and ignores padding."""
     ids = list(ids)
