@@ -25,8 +25,8 @@ flags.DEFINE_float("bpe_dropout", None,
                    "skipped with this probability (0.1 in the paper); "
                    "training reads them one after another. Default: none.")
 flags.DEFINE_integer("bpe_dropout_copies", None,
-                     "How many BPE-dropout copies (default 40: about one an "
-                     "epoch of the Multi30k recipe).")
+                     "How many BPE-dropout copies (default 40); training "
+                     "starts again at the first after the last.")
 common.define("vocab_size")
 
 
