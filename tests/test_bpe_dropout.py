@@ -83,6 +83,11 @@ def test_the_same_settings_write_the_same_bytes_and_resume(
   logs = []
   _generate(raw, data, logs, bpe_dropout=0.3, bpe_dropout_copies=3)
   assert any("already generated" in l for l in logs), logs
+  # Without the flag the copies stay in use, and datagen says so.
+  logs = []
+  _generate(raw, data, logs, bpe_dropout=0.0)
+  assert any("holds 3 copies of train with BPE-dropout 0.3, and training "
+             "reads them" in l for l in logs), logs
   other = tmp_path / "again"
   _generate(raw, other, bpe_dropout=0.3, bpe_dropout_copies=3)
   # An interrupted datagen: copy 1 lost; a re-run writes it again alike.

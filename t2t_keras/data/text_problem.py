@@ -212,7 +212,7 @@ class Text2TextProblem(Problem):
                   self.vocab_model_type)
     os.makedirs(data_dir, exist_ok=True)
     splits = ("train", "dev", "test")
-    copies = self._sampling_wanted(data_dir)
+    copies = self._sampling_wanted(data_dir, log)
     other = [p for p in glob.glob(os.path.join(
         data_dir, f"vocab.{self.data_name}.*.model"))
              if p != self.vocab_path(data_dir)]
@@ -246,18 +246,20 @@ class Text2TextProblem(Problem):
     if copies:
       self._write_copies(source, vocab, data_dir, len(copies), log)
 
-  def _sampling_wanted(self, data_dir):
+  def _sampling_wanted(self, data_dir, log):
     """The split names of the BPE-dropout copies asked for ([] for none);
     an error if ``data_dir`` holds copies made with other settings."""
     recorded = self._read_manifest(data_dir).get("sampled")
     wanted = ({"bpe_dropout": float(self.bpe_dropout),
                "copies": int(self.bpe_dropout_copies)}
               if self.bpe_dropout else None)
+    held = recorded and (f"{data_dir} holds {recorded['copies']} copies of "
+                         f"train with BPE-dropout {recorded['bpe_dropout']:g}")
     if recorded and wanted and recorded != wanted:
-      raise CorpusError(
-          f"{data_dir} holds {recorded['copies']} copies of train with "
-          f"BPE-dropout {recorded['bpe_dropout']:g}; for other settings use "
-          "another --data_dir")
+      raise CorpusError(f"{held}; for other settings use another --data_dir")
+    if recorded and not wanted:
+      log(f"note: {held}, and training reads them; for the plain split "
+          "alone use another --data_dir")
     return [sampled.split_name(k) for k in range(wanted["copies"])] \
         if wanted else []
 
