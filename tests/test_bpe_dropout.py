@@ -90,7 +90,9 @@ def test_the_same_settings_write_the_same_bytes_and_resume(
              "reads them" in l for l in logs), logs
   other = tmp_path / "again"
   _generate(raw, other, bpe_dropout=0.3, bpe_dropout_copies=3)
-  # An interrupted datagen: copy 1 lost; a re-run writes it again alike.
+  # An interrupted datagen: copy 1 lost; a re-run writes it again (alike
+  # within this process: SentencePiece's seeded sampling is not repeatable
+  # across processes).
   lost = sorted(glob.glob(str(other / "*-train.sampled1-*")))
   for path in lost:
     os.remove(path)

@@ -5,13 +5,15 @@ segmentation; decoding, dev and test keep the plain one.
 
 ``t2t-datagen --bpe_dropout=0.1 --bpe_dropout_copies=40`` writes, beside
 the plain train split, copies ``train.sampled0`` ... ``train.sampled39``:
-each a pass over every training pair with its own seeded draw (copy k is
-drawn with seed k, so a re-run writes the same bytes and an interrupted one
-resumes at the first copy that is missing). The manifest records p and the
-number of copies. Training reads copy 0, then 1, ..., each shuffled as the
-plain split would be, and starts again at copy 0 after the last: epoch k
-sees copy k mod K. Exact resume holds, since the stream is as deterministic
-as the plain one.
+each a pass over every training pair with its own draw; an interrupted
+datagen resumes at the first copy that is missing. Copy k is drawn with
+SentencePiece's sampling seeded with k, which repeats within a process but
+not across processes (measured: two datagen runs, different copies), so the
+copies on disk, not the flags, make a run repeatable. The manifest records
+p and the number of copies. Training reads copy 0, then 1, ..., each
+shuffled as the plain split would be, and starts again at copy 0 after the
+last: epoch k sees copy k mod K. Exact resume of training holds, since the
+stream read from disk is as deterministic as the plain one.
 """
 
 import functools
@@ -54,17 +56,18 @@ class SamplingVocab:
     return getattr(self._vocab, name)
 
 
-def write_copies(problem, source, vocab, data_dir, dropout, copies, log):
+def write_copies(problem, source, vocab, data_dir, dropout, copies):
   """Encodes ``copies`` BPE-dropout passes over ``source``'s train split
-  into their own shards, skipping those already written."""
+  into their own shards, skipping those already written (quietly: the
+  caller logs one line for all)."""
   sampling = SamplingVocab(vocab, dropout)
   for index in range(copies):
     name = split_name(index)
     if problem.split_done(data_dir, name):
       continue
     vocab.seed_sampling(index)
-    problem.write_split(source, sampling, data_dir, "train", log=log,
-                        name=name)
+    problem.write_split(source, sampling, data_dir, "train",
+                        log=lambda line: None, name=name)
 
 
 def one_after_another(datasets):

@@ -212,7 +212,9 @@ class Text2TextProblem(Problem):
                   self.vocab_model_type)
     os.makedirs(data_dir, exist_ok=True)
     splits = ("train", "dev", "test")
-    copies = self._sampling_wanted(data_dir, log)
+    wanted = self._sampling_wanted(data_dir, log)
+    copies = [sampled.split_name(k) for k in range(wanted["copies"])] \
+        if wanted else []
     other = [p for p in glob.glob(os.path.join(
         data_dir, f"vocab.{self.data_name}.*.model"))
              if p != self.vocab_path(data_dir)]
@@ -243,12 +245,13 @@ class Text2TextProblem(Problem):
         log(f"{split}: no {split} data in {source.describe()}; skipping")
       else:
         self.write_split(source, vocab, data_dir, split, log)
-    if copies:
-      self._write_copies(source, vocab, data_dir, len(copies), log)
+    if wanted:
+      self._write_copies(source, vocab, data_dir, wanted, log)
 
   def _sampling_wanted(self, data_dir, log):
-    """The split names of the BPE-dropout copies asked for ([] for none);
-    an error if ``data_dir`` holds copies made with other settings."""
+    """The BPE-dropout settings asked for ({"bpe_dropout", "copies"}, as
+    the manifest records them; None for none); an error if ``data_dir``
+    holds copies made with other settings."""
     recorded = self._read_manifest(data_dir).get("sampled")
     wanted = ({"bpe_dropout": float(self.bpe_dropout),
                "copies": int(self.bpe_dropout_copies)}
@@ -260,20 +263,19 @@ class Text2TextProblem(Problem):
     if recorded and not wanted:
       log(f"note: {held}, and training reads them; for the plain split "
           "alone use another --data_dir")
-    return [sampled.split_name(k) for k in range(wanted["copies"])] \
-        if wanted else []
+    return wanted
 
-  def _write_copies(self, source, vocab, data_dir, copies, log):
+  def _write_copies(self, source, vocab, data_dir, wanted, log):
     # Recorded first: training on a half-written set of copies is an error
     # that names the missing one, not a silent fall-back to the plain split.
     manifest = self._read_manifest(data_dir)
-    manifest["sampled"] = {"bpe_dropout": float(self.bpe_dropout),
-                           "copies": copies}
+    manifest["sampled"] = wanted
     self._write_manifest(data_dir, manifest)
+    copies = wanted["copies"]
     log(f"train: encoding {copies} copies with BPE-dropout "
-        f"{self.bpe_dropout:g}")
-    sampled.write_copies(self, source, vocab, data_dir, self.bpe_dropout,
-                         copies, log=lambda line: None)
+        f"{wanted['bpe_dropout']:g}")
+    sampled.write_copies(self, source, vocab, data_dir,
+                         wanted["bpe_dropout"], copies)
     lengths = self._read_manifest(data_dir)["lengths"]
     mean = lambda name: sum(int(k) * v for k, v in lengths[name].items()) / \
         max(1, sum(lengths[name].values()))
@@ -292,12 +294,12 @@ class Text2TextProblem(Problem):
       dataset = mixture.sample_mix(
           [self._records(data_dir, part["split"], seed, input_context).repeat()
            for part in mix], [part["weight"] for part in mix], seed)
-    elif split == "train" and self._read_manifest(data_dir).get("sampled"):
-      copies = self._read_manifest(data_dir)["sampled"]["copies"]
+    elif split == "train" and (
+        drawn := self._read_manifest(data_dir).get("sampled")):
       dataset = sampled.one_after_another([
           self._records(data_dir, sampled.split_name(k),
                         None if seed is None else seed + k, input_context)
-          for k in range(copies)])
+          for k in range(drawn["copies"])])
     else:
       dataset = self._records(data_dir, split, seed, input_context)
     if self.reverse:

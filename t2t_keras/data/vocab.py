@@ -110,7 +110,8 @@ class SubwordVocab:
   def encode_sampled(self, text, dropout):
     """str -> ids of one random segmentation, without EOS: each BPE merge
     skipped with probability ``dropout`` (BPE-dropout, SentencePiece's
-    sampling; ``seed_sampling`` makes the draws repeatable)."""
+    sampling; after ``seed_sampling`` the draws repeat within this process,
+    not across processes)."""
     return self._sp.encode(text, enable_sampling=True, alpha=dropout,
                            nbest_size=-1)
 
