@@ -58,24 +58,32 @@ def matmul_peak(dtype, n, repeats=10):
   return 2 * n ** 3 / statistics.median(times)
 
 
+def loss_fn_of(model, label_smoothing):
+  """The trainer's loss as a stateless function: (trainable, non_trainable,
+  features, training) -> (mean loss per token, (non_trainable, loss sum,
+  token count))."""
+
+  def loss_fn(trainable, non_trainable, features, training=True):
+    logits, non_trainable = model.stateless_call(
+        trainable, non_trainable, features, training=training)
+    loss_sum, count = smoothed_cross_entropy(logits, features["targets"],
+                                             label_smoothing)
+    return loss_sum / count, (non_trainable, loss_sum, count)
+
+  return loss_fn
+
+
 def train_step_fn(model, optimizer, label_smoothing):
   """A jitted (state, features) -> (loss, state) step; state is the model's
   trainable and non-trainable variables and the optimizer's."""
-
-  def loss_fn(trainable, non_trainable, features):
-    logits, non_trainable = model.stateless_call(
-        trainable, non_trainable, features, training=True)
-    loss_sum, count = smoothed_cross_entropy(logits, features["targets"],
-                                             label_smoothing)
-    return loss_sum / count, non_trainable
-
-  grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+  grad_fn = jax.value_and_grad(loss_fn_of(model, label_smoothing),
+                               has_aux=True)
 
   @jax.jit
   def step(state, features):
     trainable, non_trainable, opt_vars = state
-    (loss, non_trainable), grads = grad_fn(trainable, non_trainable,
-                                           features)
+    (loss, (non_trainable, _, _)), grads = grad_fn(trainable, non_trainable,
+                                                   features)
     trainable, opt_vars = optimizer.stateless_apply(opt_vars, grads,
                                                     trainable)
     return loss, (trainable, non_trainable, opt_vars)
