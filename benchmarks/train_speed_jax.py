@@ -99,17 +99,32 @@ def peak_memory_gb():
   return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
 
 
+def build(hparams, vocab_size, policy, train_steps=None):
+  """(model, optimizer) of ``hparams``, built, their layers in ``policy``
+  (the global policy is float32 again afterwards)."""
+  keras.config.set_dtype_policy(policy)
+  model = registry.model("transformer")(hparams, vocab_size)
+  model.build()
+  optimizer = optimizer_from_hparams(hparams, train_steps)
+  optimizer.build(model.trainable_variables)
+  keras.config.set_dtype_policy("float32")
+  return model, optimizer
+
+
+def initial_state(model, optimizer):
+  """The step's state: (trainable, non-trainable, optimizer variables)."""
+  return ([v.value for v in model.trainable_variables],
+          [v.value for v in model.non_trainable_variables],
+          [v.value for v in optimizer.variables])
+
+
 def measure(hparams_set, policy, args):
   """(median seconds a step, (first loss, last loss), FLOPs a step) of one
   shape and precision."""
-  keras.config.set_dtype_policy(policy)
   # Not keras.utils.set_random_seed: it imports TensorFlow where installed.
   hparams = registry.hparams(hparams_set)
   hparams.parse(args.hparams)
-  model = registry.model("transformer")(hparams, args.vocab)
-  model.build()
-  optimizer = optimizer_from_hparams(hparams)
-  optimizer.build(model.trainable_variables)
+  model, optimizer = build(hparams, args.vocab, policy)
   step = train_step_fn(model, optimizer, hparams.label_smoothing)
   rng = np.random.RandomState(0)
   features = {
@@ -117,9 +132,7 @@ def measure(hparams_set, policy, args):
           2, args.vocab, (args.batch, args.source_length)), "int32"),
       "targets": jnp.asarray(rng.randint(
           2, args.vocab, (args.batch, args.target_length)), "int32")}
-  state = ([v.value for v in model.trainable_variables],
-           [v.value for v in model.non_trainable_variables],
-           [v.value for v in optimizer.variables])
+  state = initial_state(model, optimizer)
   times, losses = [], []
   for i in range(args.steps + 2):      # two warm-up steps (the first traces)
     start = time.perf_counter()
@@ -127,7 +140,6 @@ def measure(hparams_set, policy, args):
     losses.append(float(loss))         # waits for the step
     if i >= 2:
       times.append(time.perf_counter() - start)
-  keras.config.set_dtype_policy("float32")
   config = TransformerConfig.from_hparams(hparams)
   flops = cost.step_flops(config, (args.vocab, args.vocab),
                           args.source_length, args.target_length, args.batch)

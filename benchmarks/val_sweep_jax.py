@@ -28,9 +28,8 @@ the end on the whole val set, greedy, with the average of the last
 recipe's ``t2t-avg-all``). Prints one table (sacreBLEU and lowercase 13a
 BLEU; not the recipe's beam, whose figures are higher) and writes one JSON
 line a score to ``--out_dir``. ``--parallel`` runs settings in that many
-processes; on one H200 they took turns on the GPU (8 processes: no more
-steps a second in all than one), so it helps only where a device serves
-several processes at once.
+processes; on one H200 they mostly took turns on the GPU (8 processes:
+1.25x one process's steps a second in all, once compiled).
 """
 
 import argparse
@@ -157,34 +156,31 @@ class Setting:
     import jax  # pylint: disable=g-import-not-at-top
     import keras  # pylint: disable=g-import-not-at-top
     from t2t_keras import registry  # pylint: disable=g-import-not-at-top
-    from t2t_keras.training.optimizer import optimizer_from_hparams  # pylint: disable=g-import-not-at-top
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import train_speed_jax  # pylint: disable=g-import-not-at-top
     self.hparams = registry.hparams(hparams_set)
     self.hparams.parse(overrides)
     self.steps = steps or self.hparams.train_steps
-    keras.config.set_dtype_policy(
-        "float32" if self.hparams.activation_dtype == "float32"
-        else "mixed_bfloat16")
     keras.utils.set_random_seed(seed)
-    model = registry.model("transformer")(self.hparams, vocab_size)
-    model.build()
-    optimizer = optimizer_from_hparams(self.hparams, self.steps)
-    optimizer.build(model.trainable_variables)
-    keras.config.set_dtype_policy("float32")
-    self.model = model
-    loss_fn = train_speed_jax.loss_fn_of(
-        model, float(self.hparams.label_smoothing))
-    step = train_speed_jax.train_step_fn(
-        model, optimizer, float(self.hparams.label_smoothing))
-
+    model, optimizer = train_speed_jax.build(
+        self.hparams, vocab_size,
+        "float32" if self.hparams.activation_dtype == "float32"
+        else "mixed_bfloat16", self.steps)
+    smoothing = float(self.hparams.label_smoothing)
+    loss_fn = train_speed_jax.loss_fn_of(model, smoothing)
+    step = train_speed_jax.train_step_fn(model, optimizer, smoothing)
     decay = float(self.hparams.get("ema_decay", 0.0))
 
     @jax.jit
-    def average(shadow, trainable, t):
+    def update(state, shadow, features, t):
+      """One step and the moving average after it, one dispatch."""
+      loss, state = step(state, features)
+      if decay <= 0:
+        return loss, state, state[0]
       # t2t_keras.training.ema's rule: d_t = min(decay, (1 + t) / (10 + t)).
       d = jax.numpy.minimum(decay, (1.0 + t) / (10.0 + t))
-      return [s - (1.0 - d) * (s - w) for s, w in zip(shadow, trainable)]
+      return loss, state, [s - (1.0 - d) * (s - w)
+                           for s, w in zip(shadow, state[0])]
 
     @jax.jit
     def dev_loss(trainable, non_trainable, features):
@@ -194,6 +190,8 @@ class Setting:
 
     @jax.jit
     def greedy(trainable, non_trainable, inputs, targets):
+      # The whole decoder again at each position: the contract's cache
+      # grows a step at a time, which a fixed-shape loop cannot carry.
       def body(t, targets):
         logits, _ = model.stateless_call(
             trainable, non_trainable, {"inputs": inputs, "targets": targets},
@@ -202,20 +200,14 @@ class Setting:
         return targets.at[:, t].set(best)
       return jax.lax.fori_loop(0, targets.shape[1], body, targets)
 
-    self._step, self._dev_loss, self._greedy = step, dev_loss, greedy
-    self._average = average if decay > 0 else None
-    self.state = ([v.value for v in model.trainable_variables],
-                  [v.value for v in model.non_trainable_variables],
-                  [v.value for v in optimizer.variables])
+    self._update, self._dev_loss, self._greedy = update, dev_loss, greedy
+    self.state = train_speed_jax.initial_state(model, optimizer)
     self.shadow = list(self.state[0])
 
   def train_step(self, features, t):
     """One update (t counted from 1); returns the loss (a device scalar)."""
-    loss, self.state = self._step(self.state, features)
-    if self._average is not None:
-      self.shadow = self._average(self.shadow, self.state[0], float(t))
-    else:
-      self.shadow = self.state[0]
+    loss, self.state, self.shadow = self._update(self.state, self.shadow,
+                                                 features, float(t))
     return loss
 
   def score(self, weights, dev, vocab, chunk=256):
@@ -248,18 +240,28 @@ def bleu(hyps, refs):
           sacrebleu.corpus_bleu(hyps, [refs], lowercase=True).score)
 
 
-def train_and_score(setting, data, vocab, args, log):
-  """Trains one setting; yields a result dict at each scored step."""
+def load_corpus(args):
+  """(train (sources, targets), dev (sources, targets), val references,
+  vocabulary) from the exported file, once for every setting."""
+  import sentencepiece  # pylint: disable=g-import-not-at-top
+  data = np.load(args.data)
+  pair = lambda split: tuple(
+      split_seqs(data[f"{split}_{k}"], data[f"{split}_{k}_len"])
+      for k in ("inputs", "targets"))
+  dev, refs = pair("dev"), [str(r) for r in data["dev_references"]]
+  if args.dev_lines:
+    dev = tuple(seqs[:args.dev_lines] for seqs in dev)
+    refs = refs[:args.dev_lines]
+  vocab = sentencepiece.SentencePieceProcessor(
+      model_proto=data["vocab"].tobytes())
+  return pair("train"), dev, refs, vocab
+
+
+def train_and_score(setting, corpus, args, log):
+  """Trains one setting, logging a result dict at each scored step."""
   import jax  # pylint: disable=g-import-not-at-top
   name, hparams_set, overrides, seed = setting
-  src = split_seqs(data["train_inputs"], data["train_inputs_len"])
-  tgt = split_seqs(data["train_targets"], data["train_targets_len"])
-  dev = (split_seqs(data["dev_inputs"], data["dev_inputs_len"]),
-         split_seqs(data["dev_targets"], data["dev_targets_len"]))
-  refs = [str(r) for r in data["dev_references"]]
-  if args.dev_lines:
-    dev, refs = (dev[0][:args.dev_lines], dev[1][:args.dev_lines]), \
-        refs[:args.dev_lines]
+  (src, tgt), dev, refs, vocab = corpus
   run = Setting(hparams_set, overrides, seed, vocab.get_piece_size(),
                 args.steps)
   stream = batches(src, tgt, run.hparams.batch_size, run.hparams.max_length,
@@ -276,12 +278,10 @@ def train_and_score(setting, data, vocab, args, log):
       weights = [sum(ws) / len(ws) for ws in zip(*snapshots)]
       dev_loss, hyps = run.score(jax.device_put(weights), dev, vocab)
       sacre, lower = bleu(hyps, refs)
-      result = dict(name=name, hparams_set=hparams_set, overrides=overrides,
-                    seed=seed, step=t, train_loss=loss, dev_loss=dev_loss,
-                    bleu=sacre, bleu_lc=lower, averaged=len(snapshots),
-                    ms_per_step=1e3 * train_seconds / t)
-      log(result)
-      yield result
+      log(dict(name=name, hparams_set=hparams_set, overrides=overrides,
+               seed=seed, step=t, train_loss=loss, dev_loss=dev_loss,
+               bleu=sacre, bleu_lc=lower, averaged=len(snapshots),
+               ms_per_step=1e3 * train_seconds / t))
       start = time.perf_counter()
 
 
@@ -289,10 +289,7 @@ def work(args, settings):
   """Runs ``settings`` one after another, appending results to
   results.jsonl in ``--out_dir``; stops starting new ones near
   ``--deadline_s``."""
-  import sentencepiece  # pylint: disable=g-import-not-at-top
-  data = np.load(args.data)
-  vocab = sentencepiece.SentencePieceProcessor(
-      model_proto=data["vocab"].tobytes())
+  corpus = load_corpus(args)
   results = os.path.join(args.out_dir, "results.jsonl")
   began, longest = time.time(), 0.0
 
@@ -308,8 +305,7 @@ def work(args, settings):
       continue
     start = time.time()
     try:
-      for _ in train_and_score(setting, data, vocab, args, log):
-        pass
+      train_and_score(setting, corpus, args, log)
     except Exception as e:  # pylint: disable=broad-except
       log(dict(name=setting[0], seed=setting[3], error=repr(e)[:300]))
     longest = max(longest, time.time() - start)
@@ -360,6 +356,9 @@ def run(args):
     index, count = (int(x) for x in args.worker.split("/"))
     work(args, settings[index::count])
     return
+  # Small models: no process takes most of the device's memory up front
+  # (JAX's default), this one (which only names the device) included.
+  os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
   import jax  # pylint: disable=g-import-not-at-top
   import keras  # pylint: disable=g-import-not-at-top
   print(f"Keras {keras.__version__} on JAX {jax.__version__}, device "
@@ -370,8 +369,7 @@ def run(args):
     work(args, settings)
   else:
     # Settings that differ only in their seed share compiled programs.
-    env = dict(os.environ, XLA_PYTHON_CLIENT_PREALLOCATE="false",
-               JAX_COMPILATION_CACHE_DIR="/tmp/val_sweep_cache",
+    env = dict(os.environ, JAX_COMPILATION_CACHE_DIR="/tmp/val_sweep_cache",
                JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0")
     workers, logs = [], []
     for i in range(args.parallel):
