@@ -12,11 +12,14 @@ import numpy as np
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(os.path.dirname(HERE), "benchmarks", "val_sweep_jax.py")
+BENCHMARKS = os.path.join(os.path.dirname(HERE), "benchmarks")
+SCRIPT = os.path.join(BENCHMARKS, "val_sweep_jax.py")
 
 
 def _module():
-  spec = importlib.util.spec_from_file_location("val_sweep_jax", SCRIPT)
+  """benchmarks/sweep_data.py, the sweep's data side (no JAX needed)."""
+  spec = importlib.util.spec_from_file_location(
+      "sweep_data", os.path.join(BENCHMARKS, "sweep_data.py"))
   module = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(module)
   return module
