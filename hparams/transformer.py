@@ -219,6 +219,30 @@ def transformer_multi30k_ema():
   return hparams
 
 
+@registry.register_hparams
+def transformer_multi30k_v2():
+  """recipes/multi30k.sh's set: transformer_multi30k_ema with dropout inside
+  the sub-layers too (as tensor2tensor's transformer_base_v2 added to v1)
+  and twice the learning rate (docs/recipes.md). Each choice on val, the
+  last 5 checkpoints averaged, beam 4, alpha 1.5, sacreBLEU / lowercase
+  tokenized: 41.61 / 41.82 (seed 1234) and 41.48 / 41.71 (seed 1) against
+  transformer_multi30k_ema's 41.24 / 41.51 (seed 1234)."""
+  hparams = transformer_multi30k_ema()
+  # On the attention weights and on the ReLU's output (section 5.4 names
+  # only the residual dropout; tensor2tensor's later sets add these). Alone
+  # they slow the first third (greedy val at step 2,000: 33.87 against
+  # 35.32, the GPU search) and end level (40.44 against 40.46 at 6,000
+  # steps, post-norm).
+  hparams.attention_dropout = 0.1
+  hparams.relu_dropout = 0.1
+  # A peak of 0.0040 at step 1,000 (the paper's schedule, twice over) makes
+  # up that slow start; with the added dropout dev loss still falls at
+  # 6,000 steps (1.5579, seed 1234), where transformer_multi30k_ema's
+  # turns up at 4,500. Twice the rate alone: val 41.16 / 41.45, level.
+  hparams.learning_rate = 2.0
+  return hparams
+
+
 # The small Table 3 of recipes/table3_multi30k.py: Table 3's variations
 # around transformer_multi30k (N 3, d_model 256, d_ff 1024, h 4, d_k = d_v
 # 64, P_drop 0.3, eps_ls 0.1). Each row is (row, overrides) and trains with
