@@ -13,16 +13,7 @@ import sys
 
 import numpy as np
 
-
-def bucket_bounds(max_length, min_length=8, growth=1.1):
-  """Upper bounds of the trainer's length buckets (as
-  ``t2t_keras.data.pipeline.bucket_boundaries``, which imports TensorFlow)."""
-  bounds, x = [], min_length
-  while x < max_length:
-    bounds.append(x)
-    x = max(x + 1, int(x * growth))
-  return bounds + [max_length]
-
+from t2t_keras.buckets import bucket_boundaries
 
 
 # -- export (TensorFlow) ------------------------------------------------------
@@ -68,7 +59,7 @@ def batches(src, tgt, batch_size, max_length, seed, grid=16):
   Each batch is padded to a multiple of ``grid`` positions and to the
   largest row count of that padded length, so that few shapes compile;
   padding rows and positions are 0 and count for nothing."""
-  bounds = bucket_bounds(max_length)
+  bounds = bucket_boundaries(max_length)
   lengths = np.maximum([len(s) for s in src], [len(t) for t in tgt])
   keep = np.flatnonzero(lengths <= max_length)
   bucket_of = np.searchsorted(bounds, lengths)

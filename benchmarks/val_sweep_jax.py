@@ -44,9 +44,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # pylint: disable=g-import-not-at-top,wrong-import-position
 from sweep_data import batches, export, load_corpus, pad_rows, read_settings
+from t2t_keras.ids import EOS_ID
 # pylint: enable=g-import-not-at-top,wrong-import-position
-
-EOS_ID = 1
 
 
 # -- one setting (JAX) --------------------------------------------------------

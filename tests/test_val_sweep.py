@@ -28,7 +28,7 @@ def _module():
 def test_bucket_bounds_match_the_trainers():
   from t2t_keras.data import pipeline
   for max_length in (8, 50, 256):
-    assert _module().bucket_bounds(max_length) == \
+    assert _module().bucket_boundaries(max_length) == \
         pipeline.bucket_boundaries(max_length)
 
 
@@ -38,7 +38,7 @@ def test_batches_keep_the_token_budget_and_see_every_example():
   lengths = rng.randint(1, 40, size=300)
   src = [rng.randint(2, 50, size=n) for n in lengths]
   tgt = [rng.randint(2, 50, size=max(1, n - 3)) for n in lengths]
-  bounds = sweep.bucket_bounds(30)
+  bounds = sweep.bucket_boundaries(30)
   seen = []
   stream = sweep.batches(src, tgt, batch_size=256, max_length=30, seed=1)
   for _ in range(60):

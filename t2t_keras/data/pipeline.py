@@ -10,20 +10,11 @@ with upper bound b batches ``batch_size // b`` examples.
 
 import tensorflow as tf
 
+from t2t_keras.buckets import bucket_boundaries  # also pipeline's name
 from t2t_keras.errors import MissingFileError
 
 FEATURES = ("inputs", "targets")
 _PARSE_SPEC = {k: tf.io.VarLenFeature(tf.int64) for k in FEATURES}
-
-
-def bucket_boundaries(max_length, min_length=8, growth=1.1):
-  """Upper bounds of the length buckets: 8, 9, 10, ... growing by ~10%,
-  up to and including ``max_length``."""
-  bounds, x = [], min_length
-  while x < max_length:
-    bounds.append(x)
-    x = max(x + 1, int(x * growth))
-  return bounds + [max_length]
 
 
 def encode_example(inputs, targets):
