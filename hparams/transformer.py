@@ -41,6 +41,10 @@ def transformer_base():
       alignment_loss_weight=0.0,
       alignment_layer=-2,             # which decoder layer (-2: penultimate)
       alignment_head=0,               # which of its heads
+      # Not in the paper: > 0 passes each batch twice under two dropout
+      # masks and adds rdrop_alpha times a symmetric KL between the two
+      # (R-Drop; training/rdrop.py). A step then costs twice the batch.
+      rdrop_alpha=0.0,
       # Optimizer and schedule (section 5.3).
       optimizer="adam",               # or adamw, sgd (registry: optimizer)
       optimizer_adam_beta1=0.9,

@@ -34,6 +34,7 @@ from t2t_keras.layers.masks import NEG_INF
 from t2t_keras.models.config import TransformerConfig
 from t2t_keras.training.guided_alignment import GuidedAlignment
 from t2t_keras.training.loss import real_tokens, smoothed_cross_entropy
+from t2t_keras.training.rdrop import RDrop
 
 OBJECTIVES = ("softmax", "allowed_softmax")
 
@@ -133,8 +134,9 @@ def _correct(predictions, targets):
 
 def objective_from_hparams(hparams, constraint_fn=lambda: (None, 0),
                            problem=None):
-  """The objective ``hparams.training_objective`` names, plus guided
-  alignment where ``alignment_loss_weight`` > 0
+  """The objective ``hparams.training_objective`` names, with R-Drop's
+  consistency term where ``rdrop_alpha`` > 0 (``training.rdrop``; the
+  softmax only), plus guided alignment where ``alignment_loss_weight`` > 0
   (``training.guided_alignment``; ``problem`` must copy its source,
   ``Problem.copies_source``). ``constraint_fn()`` -> (the problem's decoding
   constraint, the searches' extra_length), asked only by
@@ -147,6 +149,15 @@ def objective_from_hparams(hparams, constraint_fn=lambda: (None, 0),
   else:
     raise UserError(f"unknown training_objective {name!r}; expected one of "
                     f"{', '.join(OBJECTIVES)}")
+  alpha = float(hparams.get("rdrop_alpha", 0.0))
+  if alpha:
+    if name != "softmax" or hparams.get("alignment_loss_weight", 0.0):
+      raise UserError(
+          f"rdrop_alpha={alpha} works with training_objective=softmax and no "
+          f"alignment_loss_weight; these hparams have training_objective="
+          f"{name} and alignment_loss_weight="
+          f"{hparams.get('alignment_loss_weight', 0.0)}")
+    objective = RDrop(objective, alpha)
   weight = float(hparams.get("alignment_loss_weight", 0.0))
   if weight:
     if not getattr(problem, "copies_source", False):
