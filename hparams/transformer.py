@@ -43,7 +43,8 @@ def transformer_base():
       alignment_head=0,               # which of its heads
       # Not in the paper: > 0 passes each batch twice under two dropout
       # masks and adds rdrop_alpha times a symmetric KL between the two
-      # (R-Drop; training/rdrop.py). A step then costs twice the batch.
+      # (R-Drop; training/rdrop.py). A step then costs more than one of
+      # twice the batch.
       rdrop_alpha=0.0,
       # Optimizer and schedule (section 5.3).
       optimizer="adam",               # or adamw, sgd (registry: optimizer)

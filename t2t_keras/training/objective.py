@@ -150,15 +150,14 @@ def objective_from_hparams(hparams, constraint_fn=lambda: (None, 0),
     raise UserError(f"unknown training_objective {name!r}; expected one of "
                     f"{', '.join(OBJECTIVES)}")
   alpha = float(hparams.get("rdrop_alpha", 0.0))
+  weight = float(hparams.get("alignment_loss_weight", 0.0))
   if alpha:
-    if name != "softmax" or hparams.get("alignment_loss_weight", 0.0):
+    if name != "softmax" or weight:
       raise UserError(
           f"rdrop_alpha={alpha} works with training_objective=softmax and no "
           f"alignment_loss_weight; these hparams have training_objective="
-          f"{name} and alignment_loss_weight="
-          f"{hparams.get('alignment_loss_weight', 0.0)}")
+          f"{name} and alignment_loss_weight={weight}")
     objective = RDrop(objective, alpha)
-  weight = float(hparams.get("alignment_loss_weight", 0.0))
   if weight:
     if not getattr(problem, "copies_source", False):
       name = getattr(problem, "name", problem)

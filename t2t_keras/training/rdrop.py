@@ -18,9 +18,11 @@ the batch's token count, counted once):
 The CE terms are the label-smoothed cross-entropy of section 5.4
 (``training.loss``); the KL is on the unsmoothed model distributions, as
 the paper's. The two passes are one pass over the batch stacked on itself
-(the dropout masks differ element by element), so a step costs about what
-a step of twice the batch costs: a recipe that keeps its step cost halves
-its batch. Dev loss and accuracy (``score``) are the wrapped objective's.
+(the dropout masks differ element by element), so a step costs what a
+step of twice the batch costs and the KL's float32 softmaxes besides
+(1.17x a plain step of the same tokens on Multi30k's 8,000-piece
+vocabulary, docs/recipes.md): a recipe that keeps its step cost halves its
+batch. Dev loss and accuracy (``score``) are the wrapped objective's.
 Wrapped objectives are the paper's softmax only.
 """
 
@@ -65,12 +67,12 @@ class RDrop:
   def loss(self, model, features, label_smoothing):
     """-> (loss_sum, tokens), float32 scalars; tokens counts ``features``'
     real target tokens once."""
-    logits = model.training_logits(_stacked(features))
-    targets = features["targets"]
-    ce_sum, _ = smoothed_cross_entropy(
-        logits, ops.concatenate([targets, targets], axis=0), label_smoothing)
+    stacked = _stacked(features)
+    logits = model.training_logits(stacked)
+    ce_sum, _ = smoothed_cross_entropy(logits, stacked["targets"],
+                                       label_smoothing)
     first, second = ops.split(logits, 2, axis=0)
-    weights = real_tokens(targets)
+    weights = real_tokens(features["targets"])
     kl_sum = ops.sum(symmetric_kl(first, second) * weights)
     return 0.5 * ce_sum + 0.25 * self.alpha * kl_sum, ops.sum(weights)
 
