@@ -23,8 +23,10 @@
 # test does; VOCAB is the joint vocabulary's size (default 8,000 pieces; a
 # new size needs a new DATA_DIR, which datagen says); BPE_DROPOUT writes
 # copies of the training pairs segmented with BPE-dropout of that
-# probability (default 0: none; a new DATA_DIR too); SEED sets the random
-# seed (default 1234, the trainer's).
+# probability (default 0: none; a new DATA_DIR too); LOWERCASE=1 lowercases
+# all text (the vocabulary does it; the small-data papers' data, whose
+# lowercase tokenized BLEU it is to be compared with; a new DATA_DIR too);
+# SEED sets the random seed (default 1234, the trainer's).
 # PEAK_SIZE is the side of the timed product (default 4096; the test's is
 # small). HPARAMS_SET picks another set (transformer_multi30k_ema: the
 # recipe before; transformer_multi30k: the first recipe, float32, no average,
@@ -48,6 +50,7 @@ AVERAGE=${AVERAGE:-5}
 SEED=${SEED:-1234}
 VOCAB=${VOCAB:-8000}
 BPE_DROPOUT=${BPE_DROPOUT:-0}
+CASE=; if [ "${LOWERCASE:-0}" = 1 ]; then CASE=--lowercase; fi
 DECODE=${DECODE:-alpha=1.5}
 PROBLEM=translate_ende
 
@@ -62,7 +65,7 @@ LIMIT=$(awk -v b="$BUDGET" 'BEGIN { printf "%.1f", (b > 10) ? b - 1 : b * 0.9 }'
 
 step t2t-datagen --problem=$PROBLEM --data_dir="$DATA" --raw_data_dir="$SRC" \
   --raw_prefixes="train=train,dev=val,test=test_2016_flickr" \
-  --vocab_size="$VOCAB" --bpe_dropout="$BPE_DROPOUT"
+  --vocab_size="$VOCAB" --bpe_dropout="$BPE_DROPOUT" $CASE
 START=$(date +%s)
 step t2t-trainer --problem=$PROBLEM --data_dir="$DATA" --output_dir="$RUN" \
   --hparams_set="$HPARAMS_SET" --hparams="$HPARAMS" \

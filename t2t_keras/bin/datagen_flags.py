@@ -27,6 +27,11 @@ flags.DEFINE_float("bpe_dropout", None,
 flags.DEFINE_integer("bpe_dropout_copies", None,
                      "How many BPE-dropout copies (default 40); training "
                      "starts again at the first after the last.")
+flags.DEFINE_boolean("lowercase", None,
+                     "Lowercase all text: the vocabulary does it (str.lower), "
+                     "so training, decoding and export all see lowercase; "
+                     "the small-data papers' setting (Multi30k). Default: "
+                     "keep the case.")
 common.define("vocab_size")
 
 
@@ -39,4 +44,5 @@ def generate_from_flags(problem, data_dir):
                   byte_budget=f.vocab_byte_budget, source_lang=f.source_lang,
                   target_lang=f.target_lang, vocab_size=f.vocab_size,
                   bpe_dropout=f.bpe_dropout,
-                  bpe_dropout_copies=f.bpe_dropout_copies)
+                  bpe_dropout_copies=f.bpe_dropout_copies,
+                  lowercase=f.lowercase)

@@ -19,8 +19,8 @@ def generate(problem_name, data_dir, tmp_dir=None, raw_dir=None,
     raw_prefixes: "train=PATH,dev=PATH,test=PATH" file prefixes in raw_dir.
     byte_budget: bytes of each language's training text for the vocabulary.
     **options: problem options (source_lang, target_lang, vocab_size,
-      vocab_model_type, bpe_dropout, bpe_dropout_copies); None values keep
-      the problem's defaults.
+      vocab_model_type, bpe_dropout, bpe_dropout_copies, lowercase); None
+      values keep the problem's defaults.
   """
   problem = registry.problem(problem_name).configure(**options)
   tmp_dir = tmp_dir or os.path.join(tempfile.gettempdir(), "t2t_datagen")

@@ -53,10 +53,13 @@ class Text2TextProblem(Problem):
   # BPE-dropout copies of the training pairs (data.sampled); 0: none.
   bpe_dropout = 0.0
   bpe_dropout_copies = sampled.DEFAULT_COPIES
+  # True: the vocabulary lowercases all text (SubwordVocab.build); None:
+  # whatever data_dir's vocabulary does (a new one keeps the case).
+  lowercase = None
 
   # What t2t-datagen's flags may set (e.g. a smaller vocabulary for tests).
   OPTIONS = ("source_lang", "target_lang", "vocab_size", "vocab_model_type",
-             "bpe_dropout", "bpe_dropout_copies")
+             "bpe_dropout", "bpe_dropout_copies", "lowercase")
 
   @property
   def data_name(self):
@@ -126,11 +129,13 @@ class Text2TextProblem(Problem):
     for lang in (self.source_lang, self.target_lang):
       texts.extend(source.sample(lang, byte_budget))
     log(f"building a {self.vocab_size}-piece {self.vocab_model_type} "
+        f"{'lowercasing ' if self.lowercase else ''}"
         f"vocabulary from {len(texts):,} sampled lines "
         f"(byte budget {byte_budget:,} per language)")
     vocab = SubwordVocab.build(texts, self.vocab_size, self.vocab_model_type,
                                split_by_script=self.vocab_split_by_script,
-                               symbols=self.vocab_symbols(source))
+                               symbols=self.vocab_symbols(source),
+                               lowercase=bool(self.lowercase))
     vocab.save(path)
     note = "" if vocab.size == self.vocab_size else (
         f"; the text was too small for {self.vocab_size}")
@@ -223,6 +228,7 @@ class Text2TextProblem(Problem):
           f"{data_dir} already holds {os.path.basename(other[0])}, and its "
           f"shards are encoded with it; to build a {self.vocab_size}-piece "
           "vocabulary use another --data_dir")
+    self._check_case(data_dir)
     mixing = isinstance((raw_prefixes or {}).get("train"), Mixture)
     if mixing and copies:
       raise CorpusError("--bpe_dropout copies one train corpus; it does not "
@@ -247,6 +253,20 @@ class Text2TextProblem(Problem):
         self.write_split(source, vocab, data_dir, split, log)
     if wanted:
       self._write_copies(source, vocab, data_dir, wanted, log)
+
+  def _check_case(self, data_dir):
+    """An error if ``data_dir``'s vocabulary keeps the case and
+    ``lowercase`` is True, or the other way round."""
+    path = self.vocab_path(data_dir)
+    if self.lowercase is None or not os.path.exists(path):
+      return
+    held = SubwordVocab.load(path).lowercases
+    if held != bool(self.lowercase):
+      raise CorpusError(
+          f"{path} {'lowercases' if held else 'keeps the case of'} all text, "
+          f"and the shards beside it are encoded with it; for "
+          f"--{'' if self.lowercase else 'no'}lowercase use another "
+          "--data_dir")
 
   def _sampling_wanted(self, data_dir, log):
     """The BPE-dropout settings asked for ({"bpe_dropout", "copies"}, as

@@ -4,13 +4,17 @@ usable in Python and, through tensorflow-text, as ops inside a TF graph.
 The settings make encoding lossless: no normalization (``identity``),
 whitespace kept as it is, and unseen characters spelled as UTF-8 bytes
 (``byte_fallback``), so ``decode(encode(s)) == s`` for every string s,
-accents and characters never seen in training included.
+accents and characters never seen in training included. A lowercasing
+vocabulary (``build(..., lowercase=True)``) carries a normalization rule for
+every character that Python's ``str.lower`` changes, so that
+``decode(encode(s)) == s.lower()`` in Python and in the TF graph alike.
 
 Ids: 0 padding, 1 EOS, 2 unknown (never produced, thanks to byte fallback).
 """
 
 import io
 import os
+import tempfile
 
 from t2t_keras.errors import MissingFileError, UserError
 from t2t_keras.ids import EOS_ID, PAD_ID
@@ -42,7 +46,7 @@ class SubwordVocab:
   # -- building and files ---------------------------------------------------
   @classmethod
   def build(cls, texts, vocab_size, model_type="bpe", split_by_script=True,
-            symbols=()):
+            symbols=(), lowercase=False):
     """Trains a model of ``vocab_size`` pieces on an iterable of strings.
 
     ``split_by_script=False`` lets a piece join letters with punctuation
@@ -53,29 +57,37 @@ class SubwordVocab:
 
     When the texts are too small for that many pieces, the model is smaller
     (a soft limit) rather than an error. The same texts give the same model,
-    byte for byte.
+    byte for byte. ``lowercase=True``: the model lowercases what it encodes
+    (its training texts included), as ``str.lower`` does.
     """
     import sentencepiece  # pylint: disable=g-import-not-at-top
     if model_type not in MODEL_TYPES:
       raise UserError(f"model_type must be one of {MODEL_TYPES}, got "
                        f"{model_type!r}")
     model = io.BytesIO()
-    try:
-      sentencepiece.SentencePieceTrainer.train(
-          sentence_iterator=iter(texts), model_writer=model,
-          vocab_size=int(vocab_size), model_type=model_type,
-          normalization_rule_name="identity", remove_extra_whitespaces=False,
-          byte_fallback=True, character_coverage=1.0,
-          pad_id=PAD_ID, eos_id=EOS_ID, unk_id=UNK_ID, bos_id=-1,
-          max_sentence_length=_MAX_SENTENCE_BYTES, num_threads=2,
-          hard_vocab_limit=False, split_by_unicode_script=split_by_script,
-          user_defined_symbols=list(symbols), minloglevel=2)
-    except RuntimeError as e:
-      raise UserError(
-          f"cannot build a vocabulary of {vocab_size} pieces: "
-          f"{str(e).split('] ')[-1]} (every vocabulary holds 256 byte pieces "
-          "and 3 special ids besides the characters of the text)") from None
-    return cls(model.getvalue())
+    with tempfile.TemporaryDirectory() as tmp:
+      rule = {"normalization_rule_name": "identity"}
+      if lowercase:
+        rule = {"normalization_rule_tsv": os.path.join(tmp, "lower.tsv")}
+        _write_lowercase_rules(rule["normalization_rule_tsv"])
+      try:
+        sentencepiece.SentencePieceTrainer.train(
+            sentence_iterator=iter(texts), model_writer=model,
+            vocab_size=int(vocab_size), model_type=model_type,
+            remove_extra_whitespaces=False,
+            byte_fallback=True, character_coverage=1.0,
+            pad_id=PAD_ID, eos_id=EOS_ID, unk_id=UNK_ID, bos_id=-1,
+            max_sentence_length=_MAX_SENTENCE_BYTES, num_threads=2,
+            hard_vocab_limit=False, split_by_unicode_script=split_by_script,
+            user_defined_symbols=list(symbols), minloglevel=2, **rule)
+      except RuntimeError as e:
+        raise UserError(
+            f"cannot build a vocabulary of {vocab_size} pieces: "
+            f"{str(e).split('] ')[-1]} (every vocabulary holds 256 byte "
+            "pieces and 3 special ids besides the characters of the "
+            "text)") from None
+    proto = model.getvalue()
+    return cls(_named_lowercase(proto) if lowercase else proto)
 
   @classmethod
   def load(cls, path):
@@ -102,6 +114,11 @@ class SubwordVocab:
   @property
   def size(self):
     return self._sp.get_piece_size()
+
+  @property
+  def lowercases(self):
+    """True for a vocabulary built with ``lowercase=True``."""
+    return self.decode(self.encode("A\u00c4")) == "a\u00e4"
 
   def encode(self, text):
     """str -> list of ids, without EOS."""
@@ -164,3 +181,31 @@ class SubwordVocab:
       keep = tf.logical_and(before_eos, tf.not_equal(ids, PAD_ID))
       ids = tf.ragged.boolean_mask(ids, keep)
     return self.tf_tokenizer.detokenize(tf.cast(ids, tf.int32))
+
+
+def _named_lowercase(proto):
+  """The model ``proto`` with its rules named "lowercase" instead of the
+  path of the temporary rule file, so that the same texts still give the
+  same model, byte for byte."""
+  from sentencepiece import sentencepiece_model_pb2  # pylint: disable=g-import-not-at-top
+  model = sentencepiece_model_pb2.ModelProto()
+  model.ParseFromString(proto)
+  model.normalizer_spec.name = "lowercase"
+  model.normalizer_spec.normalization_rule_tsv = ""
+  return model.SerializeToString()
+
+
+def _write_lowercase_rules(path):
+  """Writes SentencePiece normalization rules (hex code points, tab, hex code
+  points) mapping each character that ``str.lower`` changes to its lowercase
+  form; every other character stays as it is."""
+  rows = []
+  for code in range(0x110000):
+    if 0xD800 <= code < 0xE000:   # surrogates are not characters
+      continue
+    char = chr(code)
+    lower = char.lower()
+    if lower != char:
+      rows.append(f"{code:X}\t" + " ".join(f"{ord(c):X}" for c in lower))
+  with open(path, "w", encoding="ascii") as f:
+    f.write("\n".join(rows) + "\n")
