@@ -7,7 +7,8 @@ whitespace kept as it is, and unseen characters spelled as UTF-8 bytes
 accents and characters never seen in training included. A lowercasing
 vocabulary (``build(..., lowercase=True)``) carries a normalization rule for
 every character that Python's ``str.lower`` changes, so that
-``decode(encode(s)) == s.lower()`` in Python and in the TF graph alike.
+``decode(encode(s)) == s.lower()`` (in the TF graph too, except that
+tensorflow-text's detokenizer drops leading spaces, whatever the case).
 
 Ids: 0 padding, 1 EOS, 2 unknown (never produced, thanks to byte fallback).
 """
