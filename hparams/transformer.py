@@ -248,6 +248,24 @@ def transformer_multi30k_v2():
   return hparams
 
 
+@registry.register_hparams
+def transformer_multi30k_v3():
+  """recipes/multi30k.sh's set: transformer_multi30k_v2 with 4 + 4 layers
+  and d_ff 512, about its parameters (7,320,576 against 7,578,624) and its
+  step time. Chosen on val over two seeds, the last 5 checkpoints averaged,
+  beam 4, alpha 1.5, sacreBLEU / lowercase tokenized: 41.49 / 41.76 (seed
+  1234) and 42.02 / 42.23 (seed 1) against transformer_multi30k_v2's
+  41.61 / 41.82 and 41.48 / 41.71 (docs/recipes.md)."""
+  hparams = transformer_multi30k_v2()
+  # 4 + 4 layers with v2's d_ff 1024 cost 1.24x a step and the clock
+  # stopped them near step 5,300, level on val; a narrower feed-forward
+  # keeps the depth within the step budget, and dev loss falls lower (1.5404
+  # / 1.5267 at 6,000 against 1.5579 / 1.5554).
+  hparams.num_hidden_layers = 4
+  hparams.filter_size = 512
+  return hparams
+
+
 # The small Table 3 of recipes/table3_multi30k.py: Table 3's variations
 # around transformer_multi30k (N 3, d_model 256, d_ff 1024, h 4, d_k = d_v
 # 64, P_drop 0.3, eps_ls 0.1). Each row is (row, overrides) and trains with

@@ -135,7 +135,8 @@ def test_paper_sets_choose_precision_by_the_cpu_and_test_sets_do_not():
   tests' sets and the float32-measured transformer_multi30k pin float32."""
   for name in ("transformer_base", "transformer_big", "transformer_parsing",
                "transformer_parsing_small", "transformer_multi30k_ema",
-               "transformer_multi30k_v2", "transformer_table3_c_n2",
+               "transformer_multi30k_v2", "transformer_multi30k_v3",
+               "transformer_table3_c_n2",
                "transformer_small"):
     assert registry.hparams(name).activation_dtype == "auto", name
   for name in ("transformer_tiny", "transformer_relative_tiny",
