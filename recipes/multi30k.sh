@@ -3,9 +3,9 @@
 # transformer_multi30k_v3 on 2 CPU cores (4 + 4 layers, d_ff 512, pre-norm,
 # an average of the weights, dropout inside the sub-layers, twice the
 # paper's learning rate, mixed bfloat16 where the CPU has bfloat16 units;
-# HPARAMS=norm_position=post for the paper's post-norm), then the last checkpoints
-# averaged, test_2016_flickr decoded with beam search, and three BLEU
-# figures. Settings were chosen on val only.
+# HPARAMS=norm_position=post for the paper's post-norm), then the last
+# checkpoints averaged, test_2016_flickr decoded with beam search, and three
+# BLEU figures. Settings were chosen on val only.
 #
 # Its budget is 60 minutes of training on a CPU whose float32 matmul peak is
 # 433 GFLOP/s: the recipe measures this machine's peak P first and prints
