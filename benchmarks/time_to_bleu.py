@@ -19,10 +19,10 @@ post-norm, as the paper's, cannot be matched; both sides' norm positions
 are printed under the table); its dropout also applies inside the
 feed-forward layer, at P_drop (ours: relu_dropout, 0 in the default
 --hparams_set, 0.1 in transformer_multi30k_v2 and v3); its LayerNorm
-epsilon is 1e-5 (ours 1e-6). The recipe's exponential moving average (ema_decay
-0.999) is eole's ``average_decay`` 0.001: both weigh update t's weights by
-max(1 - decay, 9 / (10 + t)), Marian's warm-up, and save the average. Our
-side computes in the precision ``activation_dtype=auto`` picks (mixed
+epsilon is 1e-5 (ours 1e-6). The recipe's exponential moving average
+(ema_decay 0.999) is eole's ``average_decay`` 0.001: both weigh update t's
+weights by max(1 - decay, 9 / (10 + t)), Marian's warm-up, and save the
+average. Our side computes in the precision ``activation_dtype=auto`` picks (mixed
 bfloat16 on a CPU with bfloat16 units); eole's in ``--eole_dtype``
 (default auto: bf16, torch's CPU autocast, exactly where ours picks
 bfloat16).
