@@ -22,10 +22,10 @@ feed-forward layer, at P_drop (ours: relu_dropout, 0 in the default
 epsilon is 1e-5 (ours 1e-6). The recipe's exponential moving average
 (ema_decay 0.999) is eole's ``average_decay`` 0.001: both weigh update t's
 weights by max(1 - decay, 9 / (10 + t)), Marian's warm-up, and save the
-average. Our side computes in the precision ``activation_dtype=auto`` picks (mixed
-bfloat16 on a CPU with bfloat16 units); eole's in ``--eole_dtype``
-(default auto: bf16, torch's CPU autocast, exactly where ours picks
-bfloat16).
+average. Our side computes in the precision ``activation_dtype=auto``
+picks (mixed bfloat16 on a CPU with bfloat16 units); eole's in
+``--eole_dtype`` (default auto: bf16, torch's CPU autocast, exactly where
+ours picks bfloat16).
 
 Usage: python benchmarks/time_to_bleu.py [--multi30k_dir ../shared/data/multi30k]
          [--work_dir /tmp/time_to_bleu] [--steps 6000] [--save_every 400]
