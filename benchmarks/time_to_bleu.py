@@ -8,8 +8,8 @@ Each side saves a checkpoint every ``--save_every`` updates and is timed
 from the launch of its training command; afterwards every checkpoint
 decodes val (beam 4, alpha 0.6, both sides) and is scored with sacreBLEU.
 The table gives val BLEU at fixed wall-clock marks (the last checkpoint
-saved by then), the time each side first reached val BLEU 30 and 35, its
-target tokens/s as it reports them, and test2016 BLEU of the average of
+saved by then), the time each side first reached val BLEU 30 and 35 and
+their ratio (a bound where one side never got there), its target tokens/s as it reports them, and test2016 BLEU of the average of
 its last ``--average`` checkpoints, beside the matmul peak measured in the
 same run. Run it on an otherwise idle machine.
 
@@ -327,10 +327,24 @@ def table(rows, args, peaks):
     print("| " + " | ".join(cells) + " |")
   if len(rows) == 2:
     for t in thresholds:
-      ours, peer = (reached(r["curve"], t) for r in rows)
-      if ours is not None and peer is not None:
-        print(f"time to val BLEU {t:g}: {rows[0]['name']} / {rows[1]['name']} "
-              f"= {ours / peer:.2f}x")
+      print(ratio_line(rows, t))
+
+
+def ratio_line(rows, threshold):
+  """Time to ``threshold`` val BLEU of rows[0] over rows[1]'s. Where one
+  side never got there, its training time bounds the ratio."""
+  a, b = rows
+  ours, peer = (reached(r["curve"], threshold) for r in rows)
+  name = f"time to val BLEU {threshold:g}: {a['name']} / {b['name']}"
+  if ours is not None and peer is not None:
+    return f"{name} = {ours / peer:.2f}x"
+  if ours is not None:
+    return (f"{name} < {ours / b['seconds']:.2f}x ({b['name']} did not "
+            f"reach it in {b['seconds'] / 60:.1f} min)")
+  if peer is not None:
+    return (f"{name} > {a['seconds'] / peer:.2f}x ({a['name']} did not "
+            f"reach it in {a['seconds'] / 60:.1f} min)")
+  return f"{name}: neither reached it"
 
 
 def main():

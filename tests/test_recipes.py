@@ -204,14 +204,40 @@ def test_table3_at_toy_scale(shared_data, tmp_path):
   assert unknown.returncode != 0 and "unknown row(s) a_h3" in unknown.stderr
 
 
-def test_time_to_bleu_stops_a_side_at_its_time_cap(tmp_path):
-  """--minutes: a training command still running at the cap is stopped,
-  and that is not a failure (its checkpoints so far are measured)."""
+def _time_to_bleu_module():
   import importlib.util  # pylint: disable=g-import-not-at-top
   spec = importlib.util.spec_from_file_location(
       "time_to_bleu", os.path.join(REPO, "benchmarks", "time_to_bleu.py"))
   module = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(module)
+  return module
+
+
+def test_time_to_bleu_ratio_lines_bound_a_side_that_never_got_there():
+  """The ratio of times to a val BLEU; where one side never reached it, its
+  training time bounds the ratio."""
+  module = _time_to_bleu_module()
+  # curve: (seconds, step, val BLEU) per checkpoint.
+  ours = dict(name="t2t_keras", seconds=2820,
+              curve=[(300, 500, 22.0), (564, 1000, 31.0), (762, 1500, 35.5)])
+  eole = dict(name="eole", seconds=3600,
+              curve=[(1578, 1000, 30.2), (3468, 3600, 34.8)])
+  rows = [ours, eole]
+  assert module.ratio_line(rows, 30) == (
+      "time to val BLEU 30: t2t_keras / eole = 0.36x")
+  assert module.ratio_line(rows, 35) == (
+      "time to val BLEU 35: t2t_keras / eole < 0.21x "
+      "(eole did not reach it in 60.0 min)")
+  assert module.ratio_line(rows[::-1], 35) == (
+      "time to val BLEU 35: eole / t2t_keras > 4.72x "
+      "(eole did not reach it in 60.0 min)")
+  assert module.ratio_line(rows, 50).endswith(": neither reached it")
+
+
+def test_time_to_bleu_stops_a_side_at_its_time_cap(tmp_path):
+  """--minutes: a training command still running at the cap is stopped,
+  and that is not a failure (its checkpoints so far are measured)."""
+  module = _time_to_bleu_module()
   log = str(tmp_path / "log")
   _, seconds, output = module.run(["sleep", "30"], log, minutes=0.02)
   assert seconds < 10 and "stopped after 0.02 min" in output
