@@ -9,9 +9,10 @@ from the launch of its training command; afterwards every checkpoint
 decodes val (beam 4, alpha 0.6, both sides) and is scored with sacreBLEU.
 The table gives val BLEU at fixed wall-clock marks (the last checkpoint
 saved by then), the time each side first reached val BLEU 30 and 35 and
-their ratio (a bound where one side never got there), its target tokens/s as it reports them, and test2016 BLEU of the average of
-its last ``--average`` checkpoints, beside the matmul peak measured in the
-same run. Run it on an otherwise idle machine.
+their ratio (a bound where one side never got there), its target tokens/s
+as it reports them, and test2016 BLEU of the average of its last
+``--average`` checkpoints, beside the matmul peak measured in the same
+run. Run it on an otherwise idle machine.
 
 Where eole cannot match a setting: its layers are pre-norm only, with a
 final LayerNorm after each stack (as the recipe's set; a set trained
@@ -331,8 +332,9 @@ def table(rows, args, peaks):
 
 
 def ratio_line(rows, threshold):
-  """Time to ``threshold`` val BLEU of rows[0] over rows[1]'s. Where one
-  side never got there, its training time bounds the ratio."""
+  """Time to ``threshold`` val BLEU of rows[0] over rows[1]'s (two of
+  measure()'s rows: name, seconds, curve). Where one side never got there,
+  its training time bounds the ratio."""
   a, b = rows
   ours, peer = (reached(r["curve"], threshold) for r in rows)
   name = f"time to val BLEU {threshold:g}: {a['name']} / {b['name']}"
