@@ -136,7 +136,7 @@ def test_paper_sets_choose_precision_by_the_cpu_and_test_sets_do_not():
   for name in ("transformer_base", "transformer_big", "transformer_parsing",
                "transformer_parsing_small", "transformer_multi30k_ema",
                "transformer_multi30k_v2", "transformer_multi30k_v3",
-               "transformer_table3_c_n2",
+               "transformer_multi30k_v4", "transformer_table3_c_n2",
                "transformer_small"):
     assert registry.hparams(name).activation_dtype == "auto", name
   for name in ("transformer_tiny", "transformer_relative_tiny",

@@ -66,7 +66,7 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
                    "training wall time:", "step 4: dev loss",
                    "float32 matmul peak (P) ",
                    "training budget: 60 min x 433 / P = ",
-                   "transformer/transformer_multi30k_v3 on"):
+                   "transformer/transformer_multi30k_v4 on"):
     assert expected in out, out[-3000:]
   budget = float(out.split("training budget: 60 min x 433 / P = ")[1].split()[0])
   assert f"budget {budget} min: within it" in out, out[-600:]
