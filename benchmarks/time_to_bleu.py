@@ -20,8 +20,8 @@ post-norm, as the paper's, cannot be matched; both sides' norm positions
 are printed under the table); its dropout also applies inside the
 feed-forward layer, at P_drop, with no setting of its own (ours:
 relu_dropout, 0.1 in the default --hparams_set, transformer_multi30k_v4,
-and in v3 and v2, against P_drop 0.3; 0 in transformer_multi30k_ema); its LayerNorm
-epsilon is 1e-5 (ours 1e-6). The recipe's exponential moving average
+and in v3 and v2, against P_drop 0.3; 0 in transformer_multi30k_ema);
+its LayerNorm epsilon is 1e-5 (ours 1e-6). The recipe's exponential moving average
 (ema_decay 0.999) is eole's ``average_decay`` 0.001: both weigh update t's
 weights by max(1 - decay, 9 / (10 + t)), Marian's warm-up, and save the
 average. Our side computes in the precision ``activation_dtype=auto``

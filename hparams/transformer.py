@@ -252,11 +252,11 @@ def transformer_multi30k_v2():
 def transformer_multi30k_v3():
   """recipes/multi30k.sh's set before transformer_multi30k_v4:
   transformer_multi30k_v2 with 4 + 4 layers and d_ff 512, about its
-  parameters (7,320,576 against 7,578,624) and its
-  step time. Chosen on val over two seeds, the last 5 checkpoints averaged,
-  beam 4, alpha 1.5, sacreBLEU / lowercase tokenized: 41.49 / 41.76 (seed
-  1234) and 42.02 / 42.23 (seed 1) against transformer_multi30k_v2's
-  41.61 / 41.82 and 41.48 / 41.71 (docs/recipes.md)."""
+  parameters (7,320,576 against 7,578,624) and its step time. Chosen on
+  val over two seeds, the last 5 checkpoints averaged, beam 4, alpha 1.5,
+  sacreBLEU / lowercase tokenized: 41.49 / 41.76 (seed 1234) and 42.02 /
+  42.23 (seed 1) against transformer_multi30k_v2's 41.61 / 41.82 and
+  41.48 / 41.71 (docs/recipes.md)."""
   hparams = transformer_multi30k_v2()
   # 4 + 4 layers with v2's d_ff 1024 cost 1.24x a step and the clock
   # stopped them near step 5,300, level on val; a narrower feed-forward
