@@ -21,13 +21,13 @@ are printed under the table); its dropout also applies inside the
 feed-forward layer, at P_drop, with no setting of its own (ours:
 relu_dropout, 0.1 in the default --hparams_set, transformer_multi30k_v4,
 and in v3 and v2, against P_drop 0.3; 0 in transformer_multi30k_ema);
-its LayerNorm epsilon is 1e-5 (ours 1e-6). The recipe's exponential moving average
-(ema_decay 0.999) is eole's ``average_decay`` 0.001: both weigh update t's
-weights by max(1 - decay, 9 / (10 + t)), Marian's warm-up, and save the
-average. Our side computes in the precision ``activation_dtype=auto``
-picks (mixed bfloat16 on a CPU with bfloat16 units); eole's in
-``--eole_dtype`` (default auto: bf16, torch's CPU autocast, exactly where
-ours picks bfloat16).
+its LayerNorm epsilon is 1e-5 (ours 1e-6). The recipe's exponential
+moving average (ema_decay 0.999) is eole's ``average_decay`` 0.001: both
+weigh update t's weights by max(1 - decay, 9 / (10 + t)), Marian's
+warm-up, and save the average. Our side computes in the precision
+``activation_dtype=auto`` picks (mixed bfloat16 on a CPU with bfloat16
+units); eole's in ``--eole_dtype`` (default auto: bf16, torch's CPU
+autocast, exactly where ours picks bfloat16).
 
 Usage: python benchmarks/time_to_bleu.py [--multi30k_dir ../shared/data/multi30k]
          [--work_dir /tmp/time_to_bleu] [--steps 6000] [--save_every 400]
@@ -336,15 +336,15 @@ def ratio_line(rows, threshold):
   measure()'s rows: name, seconds, curve). Where one side never got there,
   its training time bounds the ratio."""
   a, b = rows
-  ours, peer = (reached(r["curve"], threshold) for r in rows)
+  time_a, time_b = (reached(r["curve"], threshold) for r in rows)
   name = f"time to val BLEU {threshold:g}: {a['name']} / {b['name']}"
-  if ours is not None and peer is not None:
-    return f"{name} = {ours / peer:.2f}x"
-  if ours is not None:
-    return (f"{name} < {ours / b['seconds']:.2f}x ({b['name']} did not "
+  if time_a is not None and time_b is not None:
+    return f"{name} = {time_a / time_b:.2f}x"
+  if time_a is not None:
+    return (f"{name} < {time_a / b['seconds']:.2f}x ({b['name']} did not "
             f"reach it in {b['seconds'] / 60:.1f} min)")
-  if peer is not None:
-    return (f"{name} > {a['seconds'] / peer:.2f}x ({a['name']} did not "
+  if time_b is not None:
+    return (f"{name} > {a['seconds'] / time_b:.2f}x ({a['name']} did not "
             f"reach it in {a['seconds'] / 60:.1f} min)")
   return f"{name}: neither reached it"
 
