@@ -1,8 +1,8 @@
 """Hparams sets of transformer_relative (tensor2tensor's names)."""
 
 from t2t_keras import registry
-from t2t_keras.hparams_sets.transformer import (transformer_base,
-                                                transformer_multi30k,
+from t2t_keras.hparams_sets.transformer import (multi30k_table3_base,
+                                                transformer_base,
                                                 transformer_tiny)
 
 
@@ -27,6 +27,6 @@ def transformer_relative_tiny():
 
 @registry.register_hparams
 def transformer_relative_multi30k():
-  """transformer_multi30k with relative positions: the small Table 3's
+  """The small Table 3's base with relative positions: its
   relative-position row (recipes/table3_multi30k.py)."""
-  return _relative(transformer_multi30k())
+  return _relative(multi30k_table3_base())

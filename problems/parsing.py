@@ -1,21 +1,25 @@
 """parsing_wsj: English constituency parsing as translation (section 6.3),
-on Penn Treebank trees linearized as in Vinyals & Kaiser et al. 2014, with
-the words themselves as leaves (``parsing_wsj_first``: each word's first
-subword piece; ``parsing_wsj_xx``: Vinyals et al.'s XX placeholders;
-``parsing_wsj_tags``: part-of-speech tags; ``parsing_wsj_bare_close``:
-closing brackets without labels; ``parsing_wsj_inorder``: the brackets in
-order), decoded under a constraint that makes every output a tree over
-exactly the input words."""
+on Penn Treebank trees linearized with the brackets in order and the words
+themselves as leaves, decoded under a constraint that makes every output a
+tree over exactly the input words.
+
+Other linearizations are datagen options (``TREE_OPTIONS``), recorded in
+the data directory (``<data_name>.options.json``) and read back by every
+command that reads it: ``--tree_order=top-down`` (Vinyals & Kaiser et al.
+2014's order), ``--tree_leaves=first`` (each word's first subword piece),
+``xx`` (Vinyals et al.'s XX placeholders) or ``tags`` (part-of-speech tags,
+no decoding constraint; the last three top-down only), and
+``--notree_close_labels`` (a bare ")" closes any label)."""
 
 import glob
+import json
 import os
 import re
 
-from t2t_keras import registry
-from t2t_keras import trees
+from t2t_keras import json_files, registry, trees
 from t2t_keras.data.corpus import CorpusError, check_file
 from t2t_keras.data.sources import Mixture, PairSource
-from t2t_keras.data.text_problem import Text2TextProblem
+from t2t_keras.data.text_problem import DEFAULT_BYTE_BUDGET, Text2TextProblem
 from t2t_keras.decoding.inorder_constraint import InOrderTreeConstraint
 from t2t_keras.decoding.tree_constraint import (WORD_START, TreeConstraint,
                                                 first_pieces)
@@ -111,14 +115,25 @@ class TreebankSource(PairSource):
     return f"treebank files in {self.raw_dir}"
 
 
+# The linearization options of parsing_wsj, as datagen records them.
+TREE_OPTIONS = ("leaves", "order", "close_labels")
+
+
 @registry.register_problem
 class ParsingWsj(Text2TextProblem):
-  """WSJ constituency parsing with a 16K shared vocabulary (section 6.3),
-  the words as leaves."""
+  """WSJ constituency parsing with a 16K shared vocabulary (section 6.3):
+  the brackets in order, the words as leaves (see the module docstring for
+  the other linearizations)."""
   source_lang, target_lang = "words", "tree"
-  leaves = "words"
+  # The brackets in order: a constituent's first child, then its opening
+  # bracket, then the rest (``John (NP )NP (S has (VP a (NP dog )NP )VP .
+  # )S``), so a label is chosen after the first word or phrase under it
+  # has been read, as Liu & Zhang 2017's in-order transition system does.
+  # "top-down" is Vinyals & Kaiser et al. 2014's order.
+  order = "in-order"
+  leaves = "words"            # or "first", "xx", "tags" (top-down only)
   close_labels = True         # ")NP"; False: a bare ")" closes any label
-  order = "top-down"          # or "in-order" (``trees.linearize``)
+  OPTIONS = Text2TextProblem.OPTIONS + TREE_OPTIONS
   vocab_size = 16000
   # Every bracket token a single piece: by default SentencePiece splits
   # "(NP" at the change of script into "(" + "NP", which makes a linearized
@@ -139,6 +154,80 @@ class ParsingWsj(Text2TextProblem):
   validation_bleu = True
   validation_metric = "f1"
   eval_decode_defaults = {"beam_size": 1}
+
+  # -- the linearization options, recorded in data_dir -----------------------
+  def tree_options(self):
+    return {key: getattr(self, key) for key in TREE_OPTIONS}
+
+  def options_path(self, data_dir):
+    return os.path.join(data_dir, f"{self.data_name}.options.json")
+
+  def _check_options(self):
+    if self.leaves not in trees.LEAVES:
+      raise CorpusError(f"--tree_leaves={self.leaves}: expected one of "
+                        f"{', '.join(trees.LEAVES)}")
+    if self.order not in trees.ORDERS:
+      raise CorpusError(f"--tree_order={self.order}: expected one of "
+                        f"{', '.join(trees.ORDERS)}")
+    if self.order == "in-order" and self.leaves != "words":
+      raise CorpusError(f"--tree_leaves={self.leaves} needs "
+                        "--tree_order=top-down: the brackets in order have "
+                        "the words as leaves")
+    if self.order == "in-order" and not self.close_labels:
+      raise CorpusError("--notree_close_labels needs --tree_order=top-down")
+
+  def _recorded(self, data_dir):
+    """The options recorded in ``data_dir``; None where nothing is."""
+    path = self.options_path(data_dir)
+    if not os.path.exists(path):
+      return None
+    recorded = json_files.load(path, TREE_OPTIONS,
+                               "run t2t-datagen in a new --data_dir")
+    return {key: recorded[key] for key in TREE_OPTIONS}
+
+  def for_data(self, data_dir):
+    """This problem with the linearization datagen recorded in
+    ``data_dir``; an option given that differs from it is a one-line
+    error, and so are data written before options were recorded."""
+    if not data_dir:
+      return self
+    recorded = self._recorded(data_dir)
+    if recorded is None:
+      if glob.glob(os.path.join(data_dir, f"vocab.{self.data_name}.*")):
+        raise CorpusError(
+            f"{data_dir} holds {self.data_name} data without "
+            f"{os.path.basename(self.options_path(data_dir))} (written "
+            "before the linearization was recorded); run t2t-datagen in a "
+            "new --data_dir")
+      return self
+    given = getattr(self, "configured", {})
+    for key, value in recorded.items():
+      if key in given and given[key] != value:
+        described = ", ".join(f"{k}={v}" for k, v in recorded.items())
+        raise CorpusError(
+            f"{data_dir} holds {self.data_name} trees linearized with "
+            f"{described}; for --tree_{key}={given[key]} use another "
+            "--data_dir")
+      setattr(self, key, value)
+    return self
+
+  def generate_data(self, data_dir, tmp_dir=None, raw_dir=None,
+                    raw_prefixes=None, byte_budget=DEFAULT_BYTE_BUDGET,
+                    log=log_line):
+    """As for text, the linearization checked against and recorded in
+    ``data_dir`` first."""
+    self.for_data(data_dir)
+    self._check_options()
+    os.makedirs(data_dir, exist_ok=True)
+    path = self.options_path(data_dir)
+    if not os.path.exists(path):
+      with open(path + ".partial", "w", encoding="utf-8") as f:
+        json.dump(self.tree_options(), f, indent=1, sort_keys=True)
+      os.replace(path + ".partial", path)
+    log(f"{self.data_name}: trees linearized with " + ", ".join(
+        f"{k}={v}" for k, v in self.tree_options().items()))
+    return super().generate_data(data_dir, tmp_dir, raw_dir, raw_prefixes,
+                                 byte_budget, log)
 
   @property
   def copies_source(self):
@@ -262,51 +351,3 @@ def _labels(tree):
   if isinstance(children, str):
     return set()
   return {label}.union(*(_labels(c) for c in children))
-
-
-@registry.register_problem
-class ParsingWsjFirst(ParsingWsj):
-  """parsing_wsj with each word's first subword piece as its leaf: the
-  decoder still reads where it is in the sentence, and a tree is 15% fewer
-  target tokens (61.7 against 72.6 on the WSJ sample's training trees, a
-  4,000-piece vocabulary). Targets to score (``t2t-decoder --score``) may
-  have the words or their first pieces as leaves."""
-  leaves = "first"
-
-
-@registry.register_problem
-class ParsingWsjXx(ParsingWsj):
-  """parsing_wsj with Vinyals et al.'s XX placeholder leaves."""
-  leaves = "xx"
-
-
-@registry.register_problem
-class ParsingWsjBareClose(ParsingWsj):
-  """parsing_wsj with a bare ")" for every closing bracket: the label is
-  the innermost open bracket's, which the decoding constraint forces
-  anyway, so the model does not spend itself learning it (under teacher
-  forcing on dev, a third of what a closing bracket cost the recipe's
-  model was its label). Behind the labelled closing brackets on dev
-  from step 2,500 (validation F1 76.15 against 77.58 at step 4,000): the
-  label the decoder reads back tells it what it has just closed
-  (docs/recipes.md)."""
-  close_labels = False
-
-
-@registry.register_problem
-class ParsingWsjInorder(ParsingWsj):
-  """parsing_wsj with the brackets in order: a constituent's first child,
-  then its opening bracket, then the rest (``John (NP )NP (S has (VP a (NP
-  dog )NP )VP . )S``), so that a label is chosen after the first word or
-  phrase under it has been read, as Liu & Zhang 2017's in-order transition
-  system does (ahead of top-down there and in Fernandez-Gonzalez &
-  Gomez-Rodriguez 2020's sequence-to-sequence parsers). The words are the
-  leaves, as in parsing_wsj; the decoding constraint is
-  ``decoding.inorder_constraint``'s."""
-  order = "in-order"
-
-
-@registry.register_problem
-class ParsingWsjTags(ParsingWsj):
-  """parsing_wsj with part-of-speech tag leaves (no decoding constraint)."""
-  leaves = "tags"

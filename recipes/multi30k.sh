@@ -1,6 +1,6 @@
 #!/bin/bash
 # The paper in miniature on real text: EN->DE on Multi30k with
-# transformer_multi30k_v4 on 2 CPU cores (4 + 4 layers, d_ff 512, pre-norm,
+# transformer_multi30k on 2 CPU cores (4 + 4 layers, d_ff 512, pre-norm,
 # an average of the weights, dropout inside the sub-layers, twice the
 # paper's learning rate, label smoothing 0.2, mixed bfloat16 where the CPU
 # has bfloat16 units; HPARAMS=norm_position=post for the paper's post-norm),
@@ -14,9 +14,8 @@
 # less a minute for the trainer's start, whichever comes first, so the
 # recipe is within its budget on any CPU. HALF=1 is the half-time setting:
 # 4,000 steps or half the budget, and the last checkpoint's weights (the
-# moving average) decoded alone rather than averaged with four before it:
-# chosen on val, where the weights still move fast (the two HALF runs'
-# mean val, lowercase tokenized, 40.53 against 40.25 for the last 5).
+# moving average) decoded alone rather than averaged with four before it
+# (chosen on val: docs/experiments.md).
 #
 #   bash recipes/multi30k.sh [MULTI30K_DIR] [DATA_DIR] [RUN_DIR]
 #
@@ -31,11 +30,7 @@
 # lowercase tokenized BLEU it is to be compared with; a new DATA_DIR too);
 # SEED sets the random seed (default 1234, the trainer's).
 # PEAK_SIZE is the side of the timed product (default 4096; the test's is
-# small). HPARAMS_SET picks another set (transformer_multi30k_v3: the
-# recipe before, label smoothing 0.1; transformer_multi30k_v2: the one
-# before, 3 + 3 layers, d_ff 1024; transformer_multi30k_ema: before that;
-# transformer_multi30k: the first recipe, float32, no average, 4,000
-# steps). DECODE: the test decode's hparams
+# small). HPARAMS_SET picks another set. DECODE: the test decode's hparams
 # (default alpha=1.5, the length penalty chosen on val: beam 4 with the
 # paper's alpha 0.6 left outputs 4.8% shorter than the references there);
 # validation during training keeps the paper's alpha 0.6.
@@ -46,7 +41,7 @@ RUN=${3:-/tmp/t2t_train/multi30k}
 HALF=${HALF:-0}
 if [ "$HALF" = 1 ]; then MINUTES=30; STEPS=${STEPS:-4000}; AVERAGE=${AVERAGE:-1}
 else MINUTES=60; STEPS=${STEPS:-6000}; fi
-HPARAMS_SET=${HPARAMS_SET:-transformer_multi30k_v4}
+HPARAMS_SET=${HPARAMS_SET:-transformer_multi30k}
 EVAL_EVERY=${EVAL_EVERY:-500}
 SAVE_EVERY=${SAVE_EVERY:-200}
 EVAL_LINES=${EVAL_LINES:-0}

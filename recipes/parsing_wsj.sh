@@ -5,20 +5,13 @@
 # with transformer_parsing_small on 2 CPU cores (pre-norm, P_drop 0.2, an
 # average of the weights, mixed bfloat16 where the CPU has bfloat16 units;
 # HPARAMS=norm_position=post for the paper's post-norm). Trees are
-# linearized with the words as leaves and the brackets in order, each
-# constituent's first child before its opening bracket
-# (parsing_wsj_inorder; PROBLEM=parsing_wsj for the brackets top-down, the
-# recipe before, PROBLEM=parsing_wsj_xx for XX placeholders) and every
-# search is constrained to well-formed trees over exactly the input words.
-# MODEL=transformer_pointer trains the Transformer whose decoder inputs
-# also carry the encoder's output at the next word to copy (behind on dev
-# from step 3,000: docs/recipes.md).
-# MODEL=transformer_rotary HPARAMS=pos=none trains rotary positions: far
-# ahead in the first 3,000 steps, behind at 5,000 with beam 21 (80.71
-# against 82.09: docs/recipes.md).
-# HPARAMS=alignment_loss_weight=0.5 adds guided alignment: far ahead in the
-# first 3,000 steps, level at 5,000, so worth it on CPUs that train few
-# steps in the hour (float32 without bfloat16 units: docs/recipes.md).
+# linearized by parsing_wsj: the words as leaves and the brackets in order,
+# each constituent's first child before its opening bracket (TREE_ORDER=
+# top-down for Vinyals et al.'s order, which needs its own data and run
+# directories), and every search is constrained to well-formed trees over
+# exactly the input words. HPARAMS=alignment_loss_weight=0.5 adds guided
+# alignment: ahead early, level at the end, so worth it on CPUs that
+# train few steps in the hour (docs/experiments.md).
 # It trains for the hour: the updates stop after 59 minutes (MINUTES), so
 # that the trainer, its start-up and last evaluation included, ends within
 # 60 minutes on any CPU; STEPS (30,000) is only a ceiling. The paper's
@@ -42,9 +35,11 @@
 set -euo pipefail
 SRC=${1:-../shared/data/ptb}
 CRAFT=${CRAFT:-1}
-PROBLEM=${PROBLEM:-parsing_wsj_inorder}
+PROBLEM=parsing_wsj
+TREE_ORDER=${TREE_ORDER:-in-order}
 MODEL=${MODEL:-transformer}
-NAME=$PROBLEM$([ "$CRAFT" != 0 ] && echo "_craft$CRAFT" || true)
+NAME=$PROBLEM$([ "$TREE_ORDER" != in-order ] && echo "_topdown" || true)
+NAME=$NAME$([ "$CRAFT" != 0 ] && echo "_craft$CRAFT" || true)
 DATA=${2:-/tmp/t2t_data/$NAME}
 RUN=${3:-/tmp/t2t_train/$NAME$([ "$MODEL" != transformer ] && echo "_$MODEL" || true)}
 MINUTES=${MINUTES:-59}
@@ -75,7 +70,7 @@ wc -l "$DATA/raw/"*.trees
 
 step t2t-datagen --problem="$PROBLEM" --data_dir="$DATA" \
   --raw_data_dir="$DATA/raw" --raw_prefixes="train=$TRAIN,dev=dev" \
-  --vocab_size="$VOCAB"
+  --vocab_size="$VOCAB" --tree_order="$TREE_ORDER"
 START=$(date +%s)
 step t2t-trainer --problem="$PROBLEM" --data_dir="$DATA" --output_dir="$RUN" \
   --model="$MODEL" --hparams_set=transformer_parsing_small --hparams="$HPARAMS" \

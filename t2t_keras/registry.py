@@ -38,6 +38,30 @@ _BUILTIN_MODULES = {"model": "t2t_keras.models",
                     "hook": ("t2t_keras.training.hooks",
                              "t2t_keras.training.ema")}
 _KINDS = tuple(_BUILTIN_MODULES)
+# Names once registered and what a user asks for instead: looking one up
+# is a one-line error that names the successor.
+RETIRED = {
+    "hparams": {
+        "transformer_multi30k_v4": "transformer_multi30k (the same values)",
+        "transformer_multi30k_v3":
+            "transformer_multi30k (it had --hparams=label_smoothing=0.1)",
+        "transformer_multi30k_v2": "transformer_multi30k",
+        "transformer_multi30k_ema": "transformer_multi30k",
+    },
+    "problem": {
+        "parsing_wsj_inorder":
+            "parsing_wsj (the brackets in order are its default)",
+        "parsing_wsj_first": "parsing_wsj with t2t-datagen "
+                             "--tree_order=top-down --tree_leaves=first",
+        "parsing_wsj_xx": "parsing_wsj with t2t-datagen "
+                          "--tree_order=top-down --tree_leaves=xx",
+        "parsing_wsj_tags": "parsing_wsj with t2t-datagen "
+                            "--tree_order=top-down --tree_leaves=tags",
+        "parsing_wsj_bare_close": "parsing_wsj with t2t-datagen "
+                                  "--tree_order=top-down "
+                                  "--notree_close_labels",
+    },
+}
 _REGISTRIES = {kind: {} for kind in _KINDS}
 _loaded = set()
 
@@ -139,7 +163,17 @@ def names(kind):
   return sorted(_REGISTRIES[kind])
 
 
+def _retired(kind, name):
+  """A ``RegistryError`` naming the successor of a retired ``name``."""
+  successor = RETIRED.get(kind, {}).get(name)
+  if successor is None:
+    return None
+  return RegistryError(f"{kind} name '{name}' is retired: use {successor}")
+
+
 def _lookup(kind, name):
+  if _retired(kind, name):
+    raise _retired(kind, name)
   load_builtin([kind])
   table = _REGISTRIES[kind]
   if name in table:
@@ -160,6 +194,8 @@ def check_name(kind, name):
   importing the built-in registrations where their source says every name
   (``declared_names``): a command-line typo is answered before TensorFlow
   is imported. Anything else is looked up as ``lookup`` does."""
+  if _retired(kind, name):
+    raise _retired(kind, name)
   if name in _REGISTRIES[kind] or kind in _loaded:
     _lookup(kind, name)
     return

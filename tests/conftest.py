@@ -99,10 +99,11 @@ def trained_run(tmp_path_factory):
 WSJ_SAMPLE = os.path.join("ptb", "nltk_treebank_sample", "wsj_0001-0179")
 
 
-def wsj_sample_data(shared_data, root, problem_name, trees):
+def wsj_sample_data(shared_data, root, problem_name, trees, **options):
   """The data_dir (under ``root``, a pathlib folder) of ``problem_name``
   made from the WSJ sample's first ``trees`` trees, as both train and dev,
-  with a 1,000-piece vocabulary."""
+  with a 1,000-piece vocabulary; ``options``: the problem's datagen
+  options (parsing_wsj's ``order``, ``leaves``, ``close_labels``)."""
   from t2t_keras.data.datagen import generate  # pylint: disable=g-import-not-at-top
   with open(os.path.join(shared_data, WSJ_SAMPLE + ".trees"),
             encoding="utf-8") as f:
@@ -111,7 +112,7 @@ def wsj_sample_data(shared_data, root, problem_name, trees):
   data = str(root / "data")
   generate(problem_name, data, raw_dir=str(root),
            raw_prefixes="train=sample,dev=sample", vocab_size=1000,
-           log=lambda _: None)
+           log=lambda _: None, **options)
   return data
 
 

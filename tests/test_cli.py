@@ -156,6 +156,18 @@ def _without_tensorflow(name, *args):
     ("t2t_exporter", ["--problem=parsing_wsj", "--output_dir=x",
                       "--data_dir=x", "--hparams_set=transformer_bse"],
      "Did you mean: transformer_base"),
+    # Retired names: one line that names the successor.
+    ("t2t_trainer", ["--problem=translate_ende", "--output_dir=x",
+                     "--hparams_set=transformer_multi30k_v4"],
+     "error: hparams name 'transformer_multi30k_v4' is retired: use "
+     "transformer_multi30k (the same values)"),
+    ("t2t_datagen", ["--problem=parsing_wsj_inorder", "--data_dir=x"],
+     "error: problem name 'parsing_wsj_inorder' is retired: use parsing_wsj "
+     "(the brackets in order are its default)"),
+    ("t2t_decoder", ["--problem=parsing_wsj_first", "--output_dir=x",
+                     "--data_dir=x"],
+     "use parsing_wsj with t2t-datagen --tree_order=top-down "
+     "--tree_leaves=first"),
 ])
 def test_unknown_names_are_answered_before_tensorflow(name, args, message):
   """A typo in a registry name or an override is one line, before
@@ -164,6 +176,7 @@ def test_unknown_names_are_answered_before_tensorflow(name, args, message):
   assert done.returncode == 2, done.stderr[-2000:]
   assert message in done.stderr, done.stderr[-2000:]
   assert "Traceback" not in done.stderr, done.stderr[-2000:]
+  assert len(done.stderr.strip().splitlines()) == 1, done.stderr[-2000:]
 
 
 @pytest.mark.parametrize("name", ["t2t_decoder", "t2t_exporter",

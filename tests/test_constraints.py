@@ -27,61 +27,46 @@ from t2t_keras.training.run import RunConfig, train
 TINY = "hidden_size=32,filter_size=64,num_hidden_layers=1,num_heads=2"
 
 
-def _random_parser(problem_name, shared_data, tmp_path_factory):
-  """(data_dir, run_dir, 50 dev sentences) of a ``problem_name`` parser
-  trained 1 step on the sample's first 600 trees (its dev split too; the
-  run's closing evaluation reads one dev batch)."""
-  root = tmp_path_factory.mktemp(problem_name)
+# parsing_wsj's linearizations under test: {variant: datagen options}.
+VARIANTS = {"inorder": {}, "top_down": {"order": "top-down"},
+            "first": {"order": "top-down", "leaves": "first"},
+            "bare_close": {"order": "top-down", "close_labels": False}}
+
+
+def _random_parser(variant, shared_data, tmp_path_factory):
+  """(data_dir, run_dir, 50 dev sentences) of a parsing_wsj parser with
+  ``VARIANTS[variant]``'s linearization, trained 1 step on the sample's
+  first 600 trees (its dev split too; the run's closing evaluation reads
+  one dev batch)."""
+  root = tmp_path_factory.mktemp(variant)
   out = str(root / "run")
-  data = wsj_sample_data(shared_data, root, problem_name, 600)
-  train(RunConfig(problem_name, "transformer_tiny", out, data_dir=data,
+  data = wsj_sample_data(shared_data, root, "parsing_wsj", 600,
+                         **VARIANTS[variant])
+  train(RunConfig("parsing_wsj", "transformer_tiny", out, data_dir=data,
                   train_steps=1, hparams_overrides=TINY, eval_bleu=False,
                   eval_steps=1),
         log=lambda _: None)
-  _, sources, _ = split_text(registry.problem(problem_name), data, "dev",
-                             50)
+  _, sources, _ = split_text(_parsing(data), data, "dev", 50)
   return data, out, sources
 
 
-@pytest.fixture(scope="module")
-def random_parser(shared_data, tmp_path_factory):
-  """``_random_parser`` of parsing_wsj (the words as leaves)."""
-  return _random_parser("parsing_wsj", shared_data, tmp_path_factory)
+def _parsing(data):
+  """parsing_wsj as ``data``'s recorded linearization makes it."""
+  return registry.problem("parsing_wsj").for_data(data)
 
 
-@pytest.fixture(scope="module")
-def random_first_parser(shared_data, tmp_path_factory):
-  """``_random_parser`` of parsing_wsj_first (each word's first piece)."""
-  return _random_parser("parsing_wsj_first", shared_data, tmp_path_factory)
+@pytest.fixture(scope="module", params=list(VARIANTS))
+def random_parser(request, shared_data, tmp_path_factory):
+  """``_random_parser`` of each variant."""
+  return _random_parser(request.param, shared_data, tmp_path_factory)
 
 
-@pytest.fixture(scope="module")
-def random_bare_close_parser(shared_data, tmp_path_factory):
-  """``_random_parser`` of parsing_wsj_bare_close (closing brackets ")")."""
-  return _random_parser("parsing_wsj_bare_close", shared_data,
-                        tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def random_inorder_parser(shared_data, tmp_path_factory):
-  """``_random_parser`` of parsing_wsj_inorder (brackets in order)."""
-  return _random_parser("parsing_wsj_inorder", shared_data, tmp_path_factory)
-
-
-# Each parsing problem's random parser, by the fixture that makes it.
-PARSERS = {"parsing_wsj": "random_parser",
-           "parsing_wsj_first": "random_first_parser",
-           "parsing_wsj_bare_close": "random_bare_close_parser",
-           "parsing_wsj_inorder": "random_inorder_parser"}
-
-
-def _decode(data, out, sources, overrides="", saved_model_dir=None,
-            problem_name="parsing_wsj"):
+def _decode(data, out, sources, overrides="", saved_model_dir=None):
   """t2t-decoder's run.decode in process: (output lines, log lines)."""
   log, target = [], io.BytesIO()
   source = LineReader(io.BytesIO("".join(s + "\n" for s in sources)
                                  .encode("utf-8")), "input")
-  run.decode(problem_name, out, data, source, target,
+  run.decode("parsing_wsj", out, data, source, target,
              decode_overrides=overrides, saved_model_dir=saved_model_dir,
              log=log.append)
   return target.getvalue().decode("utf-8").splitlines(), log
@@ -93,19 +78,17 @@ def _assert_trees_over(outputs, sources):
     assert trees.words(trees.parse(output)) == source.split(), output
 
 
-@pytest.mark.parametrize("problem_name", list(PARSERS))
-def test_random_parser_outputs_are_trees_over_the_input(problem_name, request,
+def test_random_parser_outputs_are_trees_over_the_input(random_parser,
                                                         tmp_path):
-  data, out, sources = request.getfixturevalue(PARSERS[problem_name])
-  problem = registry.problem(problem_name)
+  data, out, sources = random_parser
+  problem = _parsing(data)
   leaves = problem.leaves
   # Greedy as t2t-decoder runs it; a short length limit (random weights
   # open brackets up to it) keeps it quick and makes the length budget bind.
-  outputs, log = _decode(data, out, sources, "beam_size=1,extra_length=20",
-                         problem_name=problem_name)
+  outputs, log = _decode(data, out, sources, "beam_size=1,extra_length=20")
   _assert_trees_over(outputs, sources)
   assert "repaired 0 of 50" in log, log
-  assert any(f"constrained ({problem_name})" in line for line in log), log
+  assert any("constrained (parsing_wsj)" in line for line in log), log
   # Beam search (a small beam, to keep it quick): its raw outputs, before
   # the repair t2t-decoder would apply, are well-formed linearized trees,
   # so none would be repaired; t2t-decoder's beam path, with its "repaired"
@@ -127,12 +110,11 @@ def test_random_parser_outputs_are_trees_over_the_input(problem_name, request,
   assert all(trees.well_formed(t.split(), s.split(), "words", problem.order)
              for t, s in zip(raw, sources)) == (leaves == "words")
   # The SavedModel holds the constraint (and still passes the op check).
-  export_dir = export_run(problem_name, out, data,
+  export_dir = export_run("parsing_wsj", out, data,
                           decode_overrides="beam_size=4,extra_length=20",
                           export_dir=str(tmp_path / "export"), version=1,
                           log=lambda _: None)
-  outputs, log = _decode(data, out, sources, saved_model_dir=export_dir,
-                         problem_name=problem_name)
+  outputs, log = _decode(data, out, sources, saved_model_dir=export_dir)
   _assert_trees_over(outputs, sources)
   assert "repaired 0 of 50" in log, log
   # Without the constraint the same model does not parse.
@@ -143,11 +125,9 @@ def test_random_parser_outputs_are_trees_over_the_input(problem_name, request,
              for t, s in zip(free.decode(sources), sources)) > 25
 
 
-@pytest.mark.parametrize("problem_name", list(PARSERS))
-def test_scoring_under_the_constraint_matches_the_search(problem_name,
-                                                         request):
-  data, out, sources = request.getfixturevalue(PARSERS[problem_name])
-  problem = registry.problem(problem_name)
+def test_scoring_under_the_constraint_matches_the_search(random_parser):
+  data, out, sources = random_parser
+  problem = _parsing(data)
   model, _, _, _ = load_model_from_dir(out)
   constraint = problem.decode_constraint(data)
   vocab = problem.target_vocab(data)   # "first": encodes first pieces
@@ -168,7 +148,7 @@ def test_scoring_under_the_constraint_matches_the_search(problem_name,
   leaf = next(i for i, t in enumerate(tokens) if not trees.is_bracket(t))
   bad = " ".join(tokens[:leaf] + tokens[leaf + 1:])
   assert scorer.score([(sources[0], bad)])[0][0] < -1e8
-  if problem_name == "parsing_wsj_first":   # whole words as leaves score
+  if problem.leaves == "first":   # whole words as leaves score
     words = iter(sources[0].split())         # as their first pieces
     whole = " ".join(t if trees.is_bracket(t) else next(words)
                      for t in tokens)

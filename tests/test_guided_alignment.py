@@ -118,9 +118,13 @@ def test_bad_settings_are_named():
       GuidedAlignment(Softmax(), 1.0, layer, head).loss(
           model, {"inputs": ids, "targets": ids}, 0.1)
   # Only where every target copies its source in order.
-  for name in ("translate_ende", "parsing_wsj_xx", "parsing_wsj_first"):
+  for name, options in (("translate_ende", {}),
+                        ("parsing_wsj", dict(order="top-down", leaves="xx")),
+                        ("parsing_wsj",
+                         dict(order="top-down", leaves="first"))):
     with pytest.raises(UserError, match=f"copy .* {name} does not"):
-      objective_from_hparams(hparams, problem=registry.problem(name))
+      objective_from_hparams(
+          hparams, problem=registry.problem(name).configure(**options))
 
 
 def test_a_run_teaches_the_head_where_the_output_copies_from(

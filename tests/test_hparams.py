@@ -132,13 +132,11 @@ def test_auto_precision_resolves_before_the_run_records_it(tmp_path,
 
 def test_paper_sets_choose_precision_by_the_cpu_and_test_sets_do_not():
   """Mixed bfloat16 is the default where the CPU has bfloat16 units; the
-  tests' sets and the float32-measured transformer_multi30k pin float32."""
+  tests' sets pin float32."""
   for name in ("transformer_base", "transformer_big", "transformer_parsing",
-               "transformer_parsing_small", "transformer_multi30k_ema",
-               "transformer_multi30k_v2", "transformer_multi30k_v3",
-               "transformer_multi30k_v4", "transformer_table3_c_n2",
-               "transformer_small"):
+               "transformer_parsing_small", "transformer_multi30k",
+               "transformer_table3_c_n2", "transformer_small"):
     assert registry.hparams(name).activation_dtype == "auto", name
   for name in ("transformer_tiny", "transformer_relative_tiny",
-               "transformer_rotary_tiny", "transformer_multi30k"):
+               "transformer_rotary_tiny", "transformer_relative_multi30k"):
     assert registry.hparams(name).activation_dtype == "float32", name

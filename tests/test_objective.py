@@ -28,14 +28,20 @@ TINY = "hidden_size=32,filter_size=64,num_hidden_layers=1,num_heads=2"
 EXTRA = 300
 
 
-@pytest.fixture(scope="module", params=["parsing_wsj", "parsing_wsj_first",
-                                        "parsing_wsj_xx"])
+# parsing_wsj's linearizations under test: {name: datagen options}. The
+# softmax over allowed tokens needs the top-down constraint's along().
+LEAF_KINDS = {"parsing_wsj": {"order": "top-down"},
+              "first": {"order": "top-down", "leaves": "first"},
+              "xx": {"order": "top-down", "leaves": "xx"}}
+
+
+@pytest.fixture(scope="module", params=list(LEAF_KINDS))
 def parsing_data(request, shared_data, tmp_path_factory):
   """(problem, data_dir) of the sample's first 300 trees, each leaf kind."""
   name = request.param
-  data = wsj_sample_data(shared_data, tmp_path_factory.mktemp(name), name,
-                         300)
-  return registry.problem(name), data
+  data = wsj_sample_data(shared_data, tmp_path_factory.mktemp(name),
+                         "parsing_wsj", 300, **LEAF_KINDS[name])
+  return registry.problem("parsing_wsj").for_data(data), data
 
 
 def _batches(problem, data, count=2):

@@ -72,7 +72,8 @@ def test_parsing_problem_round_trips_through_records(shared_data, tmp_path):
   generate("parsing_wsj", data_dir, raw_dir=shared_data,
            raw_prefixes=f"train={SAMPLE},dev={SAMPLE}", vocab_size=2000,
            log=log.append)
-  problem = registry.problem("parsing_wsj")
+  problem = registry.problem("parsing_wsj").for_data(data_dir)
+  assert problem.order == "in-order"   # parsing_wsj's default, recorded
   vocab = problem.vocab(data_dir)
   lines = sample_trees(shared_data)
   # Every bracket token is one piece ("(NP", not "(" and "NP"), those of
@@ -83,7 +84,8 @@ def test_parsing_problem_round_trips_through_records(shared_data, tmp_path):
     sentence = vocab.decode(example["inputs"].numpy())
     output = vocab.decode(example["targets"].numpy())
     gold = trees.normalize(trees.parse(line))
-    assert trees.well_formed(output.split(), sentence.split(), "words")
+    assert trees.well_formed(output.split(), sentence.split(), "words",
+                             "in-order")
     assert not problem.repaired(output, sentence)
     # The written tree has the gold brackets, placeholder tags.
     assert problem.postprocess(output, sentence) == trees.to_string(
@@ -212,6 +214,41 @@ def test_treebanks_mix_by_weight(shared_data, tmp_path):
   vocab = problem.vocab(data_dir)
   targets = {vocab.decode(e["targets"].numpy())
              for e in problem.examples("train", data_dir).take(200)}
-  assert "(S (NP gene expression )NP (VP rises )VP . )S" in targets
-  assert "(NP Abstract )NP" in targets
+  # The brackets in order, parsing_wsj's default.
+  assert "gene (NP expression )NP (S rises (VP )VP . )S" in targets
+  assert "Abstract (NP )NP" in targets
   assert not any("NML" in t or "HEADING" in t for t in targets)
+
+
+def test_linearization_is_recorded_and_a_mismatch_refused(shared_data,
+                                                         tmp_path):
+  """parsing_wsj's tree options live in the data directory: every command
+  reads them back, and datagen refuses other ones there in one line."""
+  from conftest import wsj_sample_data  # pylint: disable=g-import-not-at-top
+  from commands import t2t_command  # pylint: disable=g-import-not-at-top
+  data = wsj_sample_data(shared_data, tmp_path, "parsing_wsj", 40,
+                         order="top-down", leaves="xx")
+  problem = registry.problem("parsing_wsj").for_data(data)
+  assert (problem.order, problem.leaves, problem.close_labels) == (
+      "top-down", "xx", True)
+  example = next(iter(problem.examples("train", data)))
+  target = problem.vocab(data).decode(example["targets"].numpy())
+  assert trees.PAD_TAG in target.split() and target.startswith("(")
+  before = sorted(os.listdir(data))
+  done = t2t_command("t2t_datagen", "--problem=parsing_wsj",
+                     f"--data_dir={data}", f"--raw_data_dir={tmp_path}",
+                     "--raw_prefixes=train=sample,dev=sample",
+                     "--tree_order=in-order")
+  assert done.returncode == 2, done.stderr[-2000:]
+  assert done.stderr.strip().splitlines() == [
+      f"error: {data} holds parsing_wsj trees linearized with leaves=xx, "
+      "order=top-down, close_labels=True; for --tree_order=in-order use "
+      "another --data_dir"], done.stderr[-2000:]
+  assert sorted(os.listdir(data)) == before
+  # Leaves other than the words need the brackets top-down.
+  with pytest.raises(CorpusError, match="--tree_leaves=first needs "
+                     "--tree_order=top-down"):
+    generate("parsing_wsj", str(tmp_path / "other"), raw_dir=str(tmp_path),
+             raw_prefixes="train=sample,dev=sample", leaves="first",
+             log=lambda _: None)
+  assert not os.path.exists(tmp_path / "other" / "parsing_wsj.options.json")

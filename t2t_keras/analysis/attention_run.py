@@ -29,7 +29,7 @@ def attention_pictures(problem_name, model_dir, data_dir, sources, out_dir,
   if targets is not None and len(targets) != len(sources):
     raise UserError(f"{len(sources)} source sentence(s) but {len(targets)} "
                     "target(s): give one target per source")
-  problem = registry.problem(problem_name)
+  problem = registry.problem(problem_name).for_data(data_dir)
   # float32 whatever the run trained in: the pictures' weights at full
   # precision; speed does not matter for a few sentences.
   model, _, _, path = load_model_from_dir(model_dir, checkpoint_path,

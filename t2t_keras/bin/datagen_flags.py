@@ -32,6 +32,18 @@ flags.DEFINE_boolean("lowercase", None,
                      "so training, decoding and export all see lowercase; "
                      "the small-data papers' setting (Multi30k). Default: "
                      "keep the case.")
+flags.DEFINE_enum("tree_order", None, ["in-order", "top-down"],
+                  "parsing_wsj: the brackets in order (the default) or "
+                  "top-down; recorded in --data_dir.")
+flags.DEFINE_enum("tree_leaves", None, ["words", "first", "xx", "tags"],
+                  "parsing_wsj: the tree's leaves: the words (the default), "
+                  "each word's first piece, XX placeholders or "
+                  "part-of-speech tags (the last three top-down only); "
+                  "recorded in --data_dir.")
+flags.DEFINE_boolean("tree_close_labels", None,
+                     "parsing_wsj: closing brackets carry their label "
+                     "(the default); --notree_close_labels: a bare ')' "
+                     "(top-down only). Recorded in --data_dir.")
 common.define("vocab_size")
 
 
@@ -45,4 +57,5 @@ def generate_from_flags(problem, data_dir):
                   target_lang=f.target_lang, vocab_size=f.vocab_size,
                   bpe_dropout=f.bpe_dropout,
                   bpe_dropout_copies=f.bpe_dropout_copies,
-                  lowercase=f.lowercase)
+                  lowercase=f.lowercase, order=f.tree_order,
+                  leaves=f.tree_leaves, close_labels=f.tree_close_labels)

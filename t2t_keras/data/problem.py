@@ -9,6 +9,7 @@ default, written here with what calls it:
 | hook | called by | default |
 | --- | --- | --- |
 | ``OPTIONS``, ``configure`` | t2t-datagen flags | no options |
+| ``for_data`` | every command that reads ``data_dir`` | the problem as it is |
 | ``generate_data`` | t2t-datagen | nothing to generate |
 | ``batches`` | t2t-trainer | token-budget length buckets of ``examples`` |
 | ``count_longer`` | t2t-trainer (examples over ``max_length``) | a pass over ``examples`` |
@@ -58,7 +59,9 @@ class Problem:
     return getattr(type(self), "registered_name", type(self).__name__)
 
   def configure(self, **options):
-    """Sets ``OPTIONS`` on this instance; None values are ignored."""
+    """Sets ``OPTIONS`` on this instance; None values are ignored. The
+    values set are kept in ``configured``."""
+    self.configured = dict(getattr(self, "configured", {}))
     for key, value in options.items():
       if value is None:
         continue
@@ -67,6 +70,14 @@ class Problem:
         raise UserError(f"problem {self.name} has no option {key!r}; "
                         f"options: {known}")
       setattr(self, key, value)
+      self.configured[key] = value
+    return self
+
+  def for_data(self, data_dir):
+    """This problem with the options datagen recorded in ``data_dir``
+    (parsing's tree linearization), so that training, decoding and export
+    read the data as it was written. Default: the problem as it is."""
+    del data_dir
     return self
 
   # -- data -----------------------------------------------------------------

@@ -25,7 +25,7 @@ def _to_stderr(message):
 def _load(problem_name, model_dir, data_dir, checkpoint_path, hparams_set,
           model_name, activation_dtype):
   """(problem, (input vocab, target vocab), model, checkpoint path)."""
-  problem = registry.problem(problem_name)
+  problem = registry.problem(problem_name).for_data(data_dir)
   vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
   model, _, spec, path = load_models(model_dir, checkpoint_path,
                                      activation_dtype)
@@ -38,8 +38,8 @@ def write_split(problem_name, data_dir, split, prefix, log=_to_stderr):
   --decode_from_dataset did: the sources to ``<prefix>.inputs`` and the
   references to ``<prefix>.targets``, one line each. Returns the inputs'
   path."""
-  _, sources, references = split_text(registry.problem(problem_name),
-                                      data_dir, split)
+  _, sources, references = split_text(
+      registry.problem(problem_name).for_data(data_dir), data_dir, split)
   for suffix, lines in (("inputs", sources), ("targets", references)):
     with open(f"{prefix}.{suffix}", "wb") as f:
       f.write("".join(one_line(l) + "\n" for l in lines).encode("utf-8"))
@@ -94,7 +94,8 @@ def decode(problem_name, model_dir, data_dir, source, target,
     raise UserError("target prefixes decode through a checkpoint or a "
                     "SavedModel, not the CTranslate2 export")
   if saved_model_dir:
-    problem = registry.problem(problem_name) if problem_name else None
+    problem = (registry.problem(problem_name).for_data(data_dir)
+               if problem_name else None)
     log(f"decoding with the SavedModel {saved_model_dir}")
     decoder = SavedModelDecoder(
         saved_model_dir, postprocess=problem and problem.postprocess,
@@ -102,8 +103,9 @@ def decode(problem_name, model_dir, data_dir, source, target,
     return decode_stream(decoder, source, target, window, log=log,
                          prefixes=prefixes)
   if ct2_model_dir:
-    postprocess = (registry.problem(problem_name).postprocess
-                   if problem_name else None)
+    postprocess = (
+        registry.problem(problem_name).for_data(data_dir).postprocess
+        if problem_name else None)
     decoder = Ct2Decoder(ct2_model_dir, decode_overrides, ct2_compute_type,
                          postprocess=postprocess)
     log(f"decoding with the CTranslate2 model {ct2_model_dir} "

@@ -32,7 +32,7 @@ def export_run(problem_name, model_dir, data_dir, checkpoint_path=None,
   if checkpoint_path and "," in checkpoint_path:
     raise UserError("t2t-exporter exports one model: an ensemble "
                     "(--checkpoint_path=A,B) decodes through t2t-decoder only")
-  problem = registry.problem(problem_name)
+  problem = registry.problem(problem_name).for_data(data_dir)
   vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
   model, _, spec, path = load_model_from_dir(model_dir, checkpoint_path,
                                              activation_dtype)

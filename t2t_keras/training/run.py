@@ -101,7 +101,7 @@ def train(config, log=log_line):
 def _train(config, log):
   """``train`` without the naming of a damaged data shard."""
   c = config
-  problem = registry.problem(c.problem)
+  problem = registry.problem(c.problem).for_data(c.data_dir)
   hparams = resolve_hparams(c.hparams_set, c.hparams_overrides, c.output_dir,
                             log)
   train_steps = c.train_steps or hparams.train_steps
