@@ -44,12 +44,47 @@ def test_t2t_bleu_equals_the_sacrebleu_command(bleu_files):
   theirs = subprocess.run([sys.executable, "-m", "sacrebleu", ref, "-i", hyp,
                            "-b", "-w", "2"], capture_output=True, text=True,
                           check=True)
-  line = [l for l in ours.stdout.splitlines() if "sacreBLEU" in l][0]
+  line = [l for l in ours.stdout.splitlines()
+          if l.startswith("BLEU (sacreBLEU")][0]
   assert line.split("= ")[1].split()[0] == theirs.stdout.strip()
   assert "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp" in line
   tokenized = [l for l in ours.stdout.splitlines()
                if l.startswith("BLEU (tokenized")][0]
   assert 5 < float(tokenized.split("= ")[1]) < 95
+
+
+def test_chrf_and_ter_equal_sacrebleus_own(bleu_files):
+  """--metrics=bleu,chrf,ter prints each as sacrebleu.corpus_chrf and
+  corpus_ter compute it, with its signature; the default is bleu,chrf."""
+  import sacrebleu  # pylint: disable=g-import-not-at-top
+  hyp, ref = bleu_files
+  with open(hyp, encoding="utf-8") as f:
+    hypotheses = f.read().splitlines()
+  with open(ref, encoding="utf-8") as f:
+    references = f.read().splitlines()
+  ours = run("t2t_keras.bin.t2t_bleu", f"--translation={hyp}",
+             f"--reference={ref}", "--metrics=bleu,chrf,ter",
+             "--tokenized_lang=")
+  assert ours.returncode == 0, ours.stderr[-2000:]
+  lines = {l.split(" ")[0]: l for l in ours.stdout.splitlines()}
+  assert set(lines) == {"BLEU", "chrF", "TER"}, ours.stdout
+  chrf = sacrebleu.corpus_chrf(hypotheses, [references])
+  ter = sacrebleu.corpus_ter(hypotheses, [references])
+  assert lines["chrF"].split("= ")[1].split()[0] == f"{chrf.score:.2f}"
+  assert lines["TER"].split("= ")[1].split()[0] == f"{ter.score:.2f}"
+  assert 20 < chrf.score < 95 and 5 < ter.score < 95
+  assert "|nc:6|nw:0|space:no|" in lines["chrF"]
+  assert "|tok:tercom|" in lines["TER"]
+  default = run("t2t_keras.bin.t2t_bleu", f"--translation={hyp}",
+                f"--reference={ref}", "--tokenized_lang=")
+  assert [l.split(" ")[0] for l in default.stdout.splitlines()] == [
+      "BLEU", "chrF"]
+  bad = run("t2t_keras.bin.t2t_bleu", f"--translation={hyp}",
+            f"--reference={ref}", "--metrics=bleu,meteor")
+  assert bad.returncode == 2 and "Traceback" not in bad.stderr
+  assert bad.stderr.strip().splitlines()[-1] == (
+      "error: --metrics=bleu,meteor: expected names from bleu, chrf, ter, "
+      "comma-separated")
 
 
 def test_tokenized_bleu_pieces():

@@ -1,4 +1,5 @@
-"""t2t-bleu: BLEU of a translation file against a reference file."""
+"""t2t-bleu: BLEU, chrF and TER of a translation file against a reference
+file, as sacreBLEU computes them, and the paper's tokenized BLEU."""
 
 from absl import flags
 
@@ -7,6 +8,9 @@ from t2t_keras.bin import common
 FLAGS = flags.FLAGS
 flags.DEFINE_string("translation", None, "The system's output, one a line.")
 flags.DEFINE_string("reference", None, "The reference, line-aligned.")
+flags.DEFINE_string("metrics", "bleu,chrf",
+                    "sacreBLEU metrics to print, comma-separated, from bleu, "
+                    "chrf, ter (each with its signature).")
 flags.DEFINE_string("tokenized_lang", "de",
                     "Language of the Moses tokenizer for the paper's "
                     "tokenized BLEU; empty: skip that score.")
@@ -16,11 +20,15 @@ def main():
   common.require(FLAGS, "translation", "reference")
   from t2t_keras.lines import read_lines  # pylint: disable=g-import-not-at-top
   from t2t_keras.metrics import bleu  # pylint: disable=g-import-not-at-top
+  metrics = bleu.parse_metrics(FLAGS.metrics)
   hypotheses = read_lines(FLAGS.translation)
   references = read_lines(FLAGS.reference)
-  score, signature = bleu.sacre_bleu(hypotheses, references)
-  print(f"BLEU (sacreBLEU, detokenized) = {score:.2f}  [{signature}]")
-  if FLAGS.tokenized_lang:
+  for name in metrics:
+    score, signature = bleu.corpus_score(name, hypotheses, references)
+    label = bleu.METRICS[name][0]
+    detail = "sacreBLEU, detokenized" if name == "bleu" else "sacreBLEU"
+    print(f"{label} ({detail}) = {score:.2f}  [{signature}]")
+  if FLAGS.tokenized_lang and "bleu" in metrics:
     tokenized = bleu.tokenized_bleu(hypotheses, references,
                                     FLAGS.tokenized_lang)
     print(f"BLEU (tokenized, Moses {FLAGS.tokenized_lang}, compounds split, "

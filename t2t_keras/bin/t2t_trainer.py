@@ -1,5 +1,6 @@
 """t2t-trainer: train a registered model on a registered problem."""
 
+from absl import app
 from absl import flags
 
 from t2t_keras.bin import common
@@ -38,6 +39,10 @@ flags.DEFINE_bool("eval_bleu", None,
 flags.DEFINE_integer("eval_bleu_lines", None,
                      "Dev sentences decoded for --eval_bleu (default or 0: "
                      "all).")
+flags.DEFINE_enum("eval_metric", None, ["bleu", "chrf", "f1"],
+                  "What --eval_bleu scores and the best checkpoint follows: "
+                  "sacreBLEU's bleu or chrf for translation (default bleu); "
+                  "f1 for parsing.")
 flags.DEFINE_string("eval_decode_hparams", "",
                     "Decode hparams for --eval_bleu, e.g. 'beam_size=1' "
                     "(default: the problem's decoding settings).")
@@ -65,6 +70,9 @@ def main():
   common.require(FLAGS, "problem", "hparams_set", "output_dir")
   if FLAGS.warm_start_optimizer and not FLAGS.warm_start_from:
     raise app.UsageError("--warm_start_optimizer goes with --warm_start_from")
+  if FLAGS.eval_metric and FLAGS.eval_bleu is False:
+    raise app.UsageError("--eval_metric scores the dev decoding that "
+                         "--noeval_bleu turns off")
   if FLAGS.generate_data:
     common.require(FLAGS, "data_dir")
     datagen_flags.generate_from_flags(FLAGS.problem, FLAGS.data_dir)
@@ -81,6 +89,7 @@ def main():
       worker_gpu=FLAGS.worker_gpu, cpu_devices=FLAGS.cpu_devices,
       jit_compile=FLAGS.xla_compile, seed=FLAGS.random_seed,
       eval_bleu=FLAGS.eval_bleu, eval_bleu_lines=FLAGS.eval_bleu_lines,
+      eval_metric=FLAGS.eval_metric,
       eval_decode_overrides=FLAGS.eval_decode_hparams,
       early_stopping_patience=FLAGS.early_stopping_patience,
       train_minutes=FLAGS.train_minutes,

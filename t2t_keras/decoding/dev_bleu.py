@@ -10,8 +10,13 @@ references are their target ids decoded back to text.
 
 from t2t_keras.decoding.batching import with_eos
 from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.errors import UserError
 from t2t_keras.ids import EOS_ID, PAD_ID
-from t2t_keras.metrics.bleu import sacre_bleu
+from t2t_keras.metrics.bleu import corpus_score
+
+# What text problems may validate by (higher is better): sacreBLEU's BLEU
+# and chrF.
+TEXT_METRICS = ("bleu", "chrf")
 
 
 def _real(ids):
@@ -47,14 +52,23 @@ class DevBleu:
     data_dir: the problem's data.
     hparams: decode hparams (``decoder.decode_hparams``).
     max_lines: decode the first this many dev sentences; None: all.
+    metric: "bleu" or "chrf" for a problem that validates by BLEU; None:
+      the problem's ``validation_metric``.
   """
 
-  def __init__(self, model, problem, data_dir, hparams, max_lines=None):
+  def __init__(self, model, problem, data_dir, hparams, max_lines=None,
+               metric=None):
+    own = problem.validation_metric
+    if metric and metric != own and (own not in TEXT_METRICS or
+                                     metric not in TEXT_METRICS):
+      choices = ", ".join(TEXT_METRICS) if own in TEXT_METRICS else own
+      raise UserError(f"--eval_metric={metric}: {problem.name} validates by "
+                      f"{choices}")
     ids, self.sources, self.references = split_text(problem, data_dir, "dev",
                                                     max_lines)
     self.encoded = [with_eos(i, hparams.max_input_length)[0] for i in ids]
     self.problem, self.data_dir = problem, data_dir
-    self.metric = problem.validation_metric
+    self.metric = metric or own
     self.decoder = Decoder(model, problem.input_vocab(data_dir), hparams,
                            postprocess=problem.postprocess,
                            target_vocab=problem.target_vocab(data_dir),
@@ -69,8 +83,10 @@ class DevBleu:
   def __call__(self):
     """(the metric of the current model on the dev lines, the outputs)."""
     outputs = self.decoder.decode_items(self.encoded, self.sources)
-    score = self.problem.dev_score(outputs, self.references, self.sources,
-                                   self.data_dir)
+    score = None
+    if self.metric not in TEXT_METRICS:
+      score = self.problem.dev_score(outputs, self.references, self.sources,
+                                     self.data_dir)
     if score is None:
-      score, _ = sacre_bleu(outputs, self.references)
+      score, _ = corpus_score(self.metric, outputs, self.references)
     return score, outputs

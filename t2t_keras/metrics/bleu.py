@@ -1,7 +1,9 @@
-"""BLEU, two ways, each labelled (section 6.1 reports tokenized BLEU).
+"""BLEU, two ways, each labelled (section 6.1 reports tokenized BLEU), and
+sacreBLEU's chrF and TER.
 
 - ``sacre_bleu``: detokenized BLEU by sacreBLEU, with its signature: the
-  number to compare with other toolkits.
+  number to compare with other toolkits; ``corpus_score``: that, chrF or
+  TER (``METRICS``), as sacreBLEU's defaults compute them.
 - ``tokenized_bleu``: what the paper's EN-DE numbers used (tensor2tensor's
   get_ende_bleu.sh): Moses tokenization (here its Python port, sacremoses),
   hyphenated compounds split as "a ##AT##-##AT## b", case-sensitive BLEU on
@@ -27,12 +29,35 @@ def _check(hypotheses, references):
                          f"{len(references)} references")
 
 
-def sacre_bleu(hypotheses, references):
-  """(score, signature string) of detokenized sacreBLEU."""
+# sacreBLEU's metrics by the names t2t-bleu --metrics and t2t-trainer
+# --eval_metric take, with their printed names; TER is lower-is-better.
+METRICS = {"bleu": ("BLEU", sacrebleu.metrics.BLEU),
+           "chrf": ("chrF", sacrebleu.metrics.CHRF),
+           "ter": ("TER", sacrebleu.metrics.TER)}
+
+
+def parse_metrics(text):
+  """"bleu,chrf" -> ("bleu", "chrf"); an unknown name is a UserError."""
+  names = tuple(n.strip().lower() for n in text.split(",") if n.strip())
+  unknown = [n for n in names if n not in METRICS]
+  if unknown or not names:
+    raise UserError(f"--metrics={text}: expected names from "
+                    f"{', '.join(METRICS)}, comma-separated")
+  return names
+
+
+def corpus_score(name, hypotheses, references):
+  """(score, signature string) of sacreBLEU's metric ``name`` (one of
+  ``METRICS``) with its default settings, on detokenized text."""
   _check(hypotheses, references)
-  metric = sacrebleu.metrics.BLEU()
+  metric = METRICS[name][1]()
   score = metric.corpus_score(hypotheses, [references])
   return score.score, str(metric.get_signature())
+
+
+def sacre_bleu(hypotheses, references):
+  """(score, signature string) of detokenized sacreBLEU."""
+  return corpus_score("bleu", hypotheses, references)
 
 
 def split_compounds(text):

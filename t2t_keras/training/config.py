@@ -43,6 +43,9 @@ class RunConfig:
     the best checkpoint by it (else by dev loss); None: the problem's
     ``validation_bleu``.
   eval_bleu_lines: dev sentences decoded for it; None: all of dev.
+  eval_metric: what that decoding scores and the best checkpoint follows:
+    "bleu" or "chrf" (sacreBLEU's) for translation; None: the problem's
+    ``validation_metric`` (parsing: EVALB "f1").
   eval_decode_overrides: decode hparams for it ("beam_size=1,alpha=0.6");
     default: the problem's decoding settings.
   early_stopping_patience: stop after this many evaluations without a
@@ -71,6 +74,7 @@ class RunConfig:
   seed: int = 1234
   eval_bleu: Optional[bool] = None
   eval_bleu_lines: Optional[int] = None
+  eval_metric: Optional[str] = None
   eval_decode_overrides: str = ""
   early_stopping_patience: Optional[int] = None
   train_minutes: Optional[float] = None

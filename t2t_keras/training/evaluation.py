@@ -42,7 +42,7 @@ class EvaluationHook(TrainingHook):
       self.bleu = DevBleu(trainer.model, problem, c.data_dir, decode_hparams(
           c.eval_decode_overrides, dict(problem.decode_defaults,
                                         **problem.eval_decode_defaults)),
-                          c.eval_bleu_lines)
+                          c.eval_bleu_lines, c.eval_metric)
       log(f"validation {self.bleu.metric.upper()}: {self.bleu.lines:,} dev "
           f"sentence(s), {describe(self.bleu.decoder.hparams)}")
     # Every worker reads the chief's record, so that all make the same
