@@ -53,6 +53,35 @@ def test_best_checkpoint_has_the_highest_logged_bleu(trained_run, tmp_path):
   assert score == pytest.approx(state["best"], abs=1e-6)
 
 
+def test_best_checkpoint_by_chrf(trained_run, tmp_path):
+  """--eval_metric=chrf: validation prints and keeps sacreBLEU's chrF, the
+  same number sacrebleu.corpus_chrf gives the outputs; parsing refuses
+  it in one line."""
+  import sacrebleu  # pylint: disable=g-import-not-at-top
+  from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
+  data, _ = trained_run
+  out = str(tmp_path / "run")
+  _, lines = _train(data, out, steps=20, every=20, eval_metric="chrf")
+  assert any(l.startswith("validation CHRF: 60 dev") for l in lines), lines
+  logged = [float(m.group(1)) for m in (
+      re.match(r"step 20: dev loss .* CHRF ([\d.]+) \(60 sentences", line)
+      for line in lines) if m]
+  state = _state(out)
+  assert state["metric"] == "chrf" and len(logged) == 1
+  assert state["best"] == pytest.approx(logged[0], abs=0.005)
+  model, _, _, _ = load_model_from_dir(out)
+  problem = registry.problem("translate_synthetic")
+  dev = DevBleu(model, problem, data, decode_hparams(), 60, metric="chrf")
+  score, outputs = dev()
+  assert score == pytest.approx(sacrebleu.corpus_chrf(
+      outputs, [dev.references]).score, abs=1e-9)
+  assert score == pytest.approx(state["best"], abs=1e-6)
+  with pytest.raises(UserError, match="--eval_metric=chrf: parsing_wsj "
+                     "validates by f1"):
+    DevBleu(model, registry.problem("parsing_wsj"), data, decode_hparams(),
+            1, metric="chrf")
+
+
 def test_patience_stops_the_run_and_resume_remembers(trained_run, tmp_path):
   data, _ = trained_run
   out = str(tmp_path / "run")
