@@ -64,7 +64,7 @@ def main():
   ]
   print(f"{len(lines):,} sentences of {args.source_file}; {hparams.beam_size}"
         f" beams, alpha {hparams.alpha}")
-  print(f"| decoder | sentences/s | sacreBLEU | same as ours |")
+  print("| decoder | sentences/s | sacreBLEU | same as ours |")
   print("| --- | --- | --- | --- |")
   ours = None
   for name, decoder in decoders:

@@ -1,7 +1,8 @@
 """Registered hparams sets, installed as ``t2t_keras.hparams_sets``. Loaded
 by t2t_keras.registry on first lookup."""
 
-from t2t_keras.hparams_sets import transformer
-from t2t_keras.hparams_sets import transformer_pointer
-from t2t_keras.hparams_sets import transformer_relative
-from t2t_keras.hparams_sets import transformer_rotary
+# Imported for their side effect: each module registers its sets.
+from t2t_keras.hparams_sets import transformer  # noqa: F401
+from t2t_keras.hparams_sets import transformer_pointer  # noqa: F401
+from t2t_keras.hparams_sets import transformer_relative  # noqa: F401
+from t2t_keras.hparams_sets import transformer_rotary  # noqa: F401

@@ -2,7 +2,8 @@
 t2t_keras.registry on first lookup."""
 
 # pylint: disable=g-import-not-at-top
-from t2t_keras.problems import copy_task
-from t2t_keras.problems import parsing
-from t2t_keras.problems import synthetic
-from t2t_keras.problems import translate
+# Imported for their side effect: each module registers its problems.
+from t2t_keras.problems import copy_task  # noqa: F401
+from t2t_keras.problems import parsing  # noqa: F401
+from t2t_keras.problems import synthetic  # noqa: F401
+from t2t_keras.problems import translate  # noqa: F401

@@ -4,6 +4,8 @@ __version__ = "0.1.0"
 
 from t2t_keras.hparams import HParams
 
+__all__ = ["HParams", "build_model"]
+
 
 def build_model(*args, **kwargs):
   """See ``t2t_keras.models.builder.build_model``."""

@@ -72,7 +72,8 @@ def setup(argv, tensorflow=True):
       # The overrides as the command will apply them (no TensorFlow).
       registry.hparams(given["hparams_set"]).parse(flags.FLAGS.hparams)
   if tensorflow:
-    from t2t_keras.bin import quiet_tensorflow  # pylint: disable=g-import-not-at-top,unused-import
+    # Imported for its side effect: TensorFlow, imported quietly.
+    from t2t_keras.bin import quiet_tensorflow  # noqa: F401  # pylint: disable=g-import-not-at-top,unused-import
   registry.import_usr_dir(flags.FLAGS.t2t_usr_dir)
   if flags.FLAGS.registry_help:
     print(registry.help_string())

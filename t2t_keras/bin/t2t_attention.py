@@ -4,7 +4,8 @@ from absl import app
 from absl import flags
 
 from t2t_keras.bin import common
-from t2t_keras.bin import decode_flags  # pylint: disable=unused-import
+# Imported for its side effect: it defines the decoding flags.
+from t2t_keras.bin import decode_flags  # noqa: F401  # pylint: disable=unused-import
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("sentence", None, "A source sentence to show.")

@@ -7,7 +7,8 @@ from absl import app
 from absl import flags
 
 from t2t_keras.bin import common
-from t2t_keras.bin import decode_flags  # pylint: disable=unused-import
+# Imported for its side effect: it defines the decoding flags.
+from t2t_keras.bin import decode_flags  # noqa: F401  # pylint: disable=unused-import
 from t2t_keras.decode_defaults import COMPUTE_TYPES, DEFAULT_WINDOW
 
 FLAGS = flags.FLAGS

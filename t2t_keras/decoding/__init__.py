@@ -7,3 +7,7 @@ from t2t_keras.decoding.search import Search, make_search, search_function
 from t2t_keras.decoding.steps import length_penalty
 from t2t_keras.decoding.token_by_token import (TokenSearch, greedy_decode,
                                                token_by_token)
+
+__all__ = ["beam_search", "sample_decode", "Search", "make_search",
+           "search_function", "length_penalty", "TokenSearch",
+           "greedy_decode", "token_by_token"]

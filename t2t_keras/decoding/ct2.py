@@ -8,7 +8,6 @@ SentencePiece models and the decode hparams the export was made with.
 """
 
 import os
-import time
 
 from t2t_keras import json_files
 from t2t_keras.data.vocab import SubwordVocab

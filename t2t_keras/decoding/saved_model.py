@@ -22,7 +22,9 @@ class SavedModelDecoder(Backend):
   def __init__(self, path, batch_size=BATCH_SIZE, postprocess=None,
                repaired=None):
     super().__init__()
-    import tensorflow_text  # pylint: disable=g-import-not-at-top,unused-import
+    # Imported for its side effect: it registers the tokenizer ops the
+    # SavedModel's graph holds.
+    import tensorflow_text  # noqa: F401  # pylint: disable=g-import-not-at-top,unused-import
     with native_stderr_silenced():   # SentencePiece's note at load
       self.signatures = tf.saved_model.load(path).signatures
     self.path, self.batch_size = path, batch_size

@@ -166,7 +166,7 @@ def export_ctranslate2(model, vocabs, hparams, target):
   if reason:
     raise UserError(f"cannot export to CTranslate2: {reason}")
   try:
-    import ctranslate2  # pylint: disable=g-import-not-at-top,unused-import
+    import ctranslate2  # noqa: F401 (only whether it imports)  # pylint: disable=g-import-not-at-top,unused-import
   except ImportError:
     raise UserError("--format=ctranslate2 needs the ctranslate2 package: "
                     "pip install -e \".[ct2]\"") from None

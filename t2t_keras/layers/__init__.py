@@ -18,3 +18,10 @@ from t2t_keras.layers.positional_encoding import (LearnedPositionalEmbedding,
                                                  sinusoid)
 from t2t_keras.layers.relative_attention import RelativeMultiHeadAttention
 from t2t_keras.layers.rotary_attention import RotaryMultiHeadAttention
+
+__all__ = ["masks", "DecoderLayer", "TransformerDecoder", "Dense",
+           "ScaledDotProductAttention", "Dropout", "TokenEmbedding",
+           "EncoderLayer", "TransformerEncoder", "PositionwiseFeedForward",
+           "LayerNormalization", "MultiHeadAttention",
+           "LearnedPositionalEmbedding", "SinusoidalPositionalEncoding",
+           "sinusoid", "RelativeMultiHeadAttention", "RotaryMultiHeadAttention"]

@@ -2,7 +2,6 @@
 
 import contextlib
 import os
-import time
 
 import keras
 import tensorflow as tf
@@ -19,7 +18,8 @@ from t2t_keras.models.precision import (choose_activation_dtype, cpu_flags,
 from t2t_keras.training.evaluation import EvaluationHook
 from t2t_keras.training.hooks import hooks_from_hparams
 from t2t_keras.training.objective import objective_from_hparams
-from t2t_keras.training.config import CheckpointPolicy, RunConfig  # pylint: disable=unused-import
+# Re-exported: callers import RunConfig and CheckpointPolicy from here.
+from t2t_keras.training.config import CheckpointPolicy, RunConfig  # noqa: F401  # pylint: disable=unused-import
 from t2t_keras.training.run_lock import RunLock
 from t2t_keras.training.strategy import make_strategy
 from t2t_keras.training.time_limit import TimeLimitHook
@@ -87,7 +87,7 @@ def train(config, log=log_line):
   """
   try:
     return _train(config, log)
-  except tf.errors.DataLossError as e:
+  except tf.errors.DataLossError:
     problem = registry.problem(config.problem)
     files = getattr(problem, "data_files", lambda _: [])(config.data_dir)
     found = pipeline.damaged_records(files)
