@@ -47,6 +47,11 @@ RETIRED = {
             "transformer_multi30k (it had --hparams=label_smoothing=0.1)",
         "transformer_multi30k_v2": "transformer_multi30k",
         "transformer_multi30k_ema": "transformer_multi30k",
+        "transformer_pointer_tiny": "transformer_tiny",
+    },
+    "model": {
+        "transformer_pointer": "transformer (the copy pointer parsed worse: "
+                               "docs/experiments.md)",
     },
     "problem": {
         "parsing_wsj_inorder":

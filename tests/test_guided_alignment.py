@@ -5,6 +5,7 @@ look where the output copies from."""
 import numpy as np
 import pytest
 import tensorflow as tf
+from keras import ops
 
 from conftest import wsj_sample_data
 from t2t_keras import registry
@@ -12,14 +13,41 @@ from t2t_keras.errors import UserError
 from t2t_keras.layers.attention_record import recording
 from t2t_keras.models.builder import load_model_from_dir
 from t2t_keras.models.transformer import shift_right
-from t2t_keras.models.transformer_pointer import pointer_positions
-from t2t_keras.training.guided_alignment import GuidedAlignment
+from t2t_keras.training.guided_alignment import (GuidedAlignment, copied,
+                                                last_position,
+                                                pointer_positions)
 from t2t_keras.training.objective import Softmax, objective_from_hparams
 from t2t_keras.training.run import RunConfig, train
 
 PARSING = registry.problem("parsing_wsj")
 TINY = ("hidden_size=32,filter_size=64,num_hidden_layers=2,num_heads=2,"
         "layer_prepostprocess_dropout=0.0")
+
+
+# pointer_positions: source pieces 5 6 7 and EOS; the tree (S 5 (NP 6 7 )NP )S, brackets 20-23.
+INPUTS = np.array([[5, 6, 7, 1, 0, 0]], "int32")
+TARGETS = np.array([[20, 5, 21, 6, 7, 22, 23, 1]], "int32")
+
+
+def test_the_pointer_rests_on_the_next_word_to_copy():
+  positions = ops.convert_to_numpy(
+      pointer_positions(shift_right(TARGETS), INPUTS))[0]
+  np.testing.assert_array_equal(positions, [0, 0, 1, 1, 2, 3, 3, 3])
+  # Wherever the target is a word, it is the source token pointed at.
+  for t, token in enumerate(TARGETS[0]):
+    if token in INPUTS[0] and token > 1:
+      assert INPUTS[0, positions[t]] == token
+  # Once every word is copied, it rests on the EOS, never on padding.
+  assert INPUTS[0, positions[-1]] == 1
+
+
+def test_padding_and_eos_are_never_counted_as_copies():
+  ids = np.array([[0, 1, 5, 0]], "int32")
+  inputs = np.array([[5, 1, 0, 0]], "int32")
+  np.testing.assert_array_equal(ops.convert_to_numpy(copied(ids, inputs)),
+                                [[False, False, True, False]])
+  np.testing.assert_array_equal(
+      ops.convert_to_numpy(last_position(np.zeros((1, 3), "int32"))), [0])
 
 
 @pytest.fixture(scope="module")

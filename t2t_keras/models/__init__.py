@@ -6,10 +6,9 @@ from t2t_keras.models.base import Seq2SeqModel
 from t2t_keras.models.builder import build_model
 from t2t_keras.models.config import TransformerConfig
 from t2t_keras.models.transformer import Transformer
-from t2t_keras.models.transformer_pointer import TransformerPointer
 from t2t_keras.models.transformer_relative import TransformerRelative
 from t2t_keras.models.transformer_rotary import TransformerRotary
 
 # Importing the model modules registers them; these names are the package's.
 __all__ = ["Seq2SeqModel", "build_model", "TransformerConfig", "Transformer",
-           "TransformerPointer", "TransformerRelative", "TransformerRotary"]
+           "TransformerRelative", "TransformerRotary"]

@@ -11,8 +11,7 @@ so at decoder position t the source position of the next piece to copy is
 
     p_t = min(#{j < t : targets[j] occurs in the source}, last real source position)
 
-(``models.transformer_pointer.pointer_positions``; once every piece is
-copied, the source's EOS). With A the chosen head's attention weights
+(``pointer_positions``; once every piece is copied, the source's EOS). With A the chosen head's attention weights
 [batch, length, source_length] (the softmax, before dropout) and lambda the
 weight, the loss added to the objective's is
 
@@ -21,20 +20,43 @@ weight, the loss added to the objective's is
 a cross-entropy between the head's distribution and a one-hot one. The
 decoder otherwise has to learn its place in the sentence from the
 next-token loss alone, and long sentences are where it loses it
-(docs/recipes.md). Decoding, scoring and export are unchanged: the head is
+(docs/experiments.md). Decoding, scoring and export are unchanged: the head is
 an ordinary head that has learned where to look. On the WSJ sample (weight
 0.5) the parser led recipes/parsing_wsj.sh's at every evaluation, by much
 at first and little at the end, and was level with it at 5,000 steps under
-beam 21 (docs/recipes.md): it helps where the hour holds few steps.
+beam 21 (docs/experiments.md): it helps where the hour holds few steps.
 """
 
 from keras import ops
 
 from t2t_keras.errors import UserError
+from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.layers import attention_record
-from t2t_keras.models.transformer_pointer import pointer_positions
 from t2t_keras.models.transformer import shift_right
 from t2t_keras.training.loss import real_tokens
+
+
+def copied(ids, inputs):
+  """ids int [batch, length], inputs int [batch, source_length] -> bool
+  [batch, length]: which ids occur in their row of ``inputs`` (PAD and EOS
+  never count)."""
+  found = ops.any(ops.equal(ids[:, :, None], inputs[:, None, :]), axis=-1)
+  return ops.logical_and(found, ids > max(PAD_ID, EOS_ID))
+
+
+def last_position(inputs):
+  """inputs int [batch, source_length] -> int [batch]: the index of each
+  row's last real (non-padding) token, 0 for an empty row."""
+  real = ops.sum(ops.cast(ops.not_equal(inputs, PAD_ID), "int32"), axis=1)
+  return ops.maximum(real - 1, 0)
+
+
+def pointer_positions(previous, inputs):
+  """previous int [batch, length] (the decoder inputs, shifted targets) and
+  inputs int [batch, source_length] -> int [batch, length]: p_t, the source
+  position of the next token to copy at each decoder position."""
+  count = ops.cumsum(ops.cast(copied(previous, inputs), "int32"), axis=1)
+  return ops.minimum(count, last_position(inputs)[:, None])
 
 
 def alignment_nll(weights, positions, mask):
