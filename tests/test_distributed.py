@@ -286,3 +286,42 @@ def test_two_worker_multi_worker_mirrored_run(tmp_path):
     assert code == 0, stderr[-3000:]
     assert "2 replica(s)" in stdout and "step 3: dev loss" in stdout
   assert tf.train.latest_checkpoint(out).endswith("ckpt-3")
+
+
+@pytest.mark.parametrize("asked,seen,cuda,allow,expected", [
+    (None, 0, False, False, None),
+    (2, 2, True, False, None),
+    (2, 8, True, False, None),
+    (2, 1, True, True, None),
+    (2, 1, True, False, "--worker_gpu=2: TensorFlow sees 1 GPU(s) (this "
+     "TensorFlow is built with CUDA); --allow_cpu trains on what it sees"),
+    (8, 0, False, False, "--worker_gpu=8: TensorFlow sees 0 GPU(s) (this "
+     "TensorFlow is not built with CUDA: pip install tensorflow[and-cuda]); "
+     "--allow_cpu trains on what it sees"),
+])
+def test_gpus_asked_for_and_not_seen_are_one_line(asked, seen, cuda, allow,
+                                                  expected):
+  from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
+  from t2t_keras.training.strategy import check_gpus  # pylint: disable=g-import-not-at-top
+  if expected is None:
+    check_gpus(asked, seen, cuda, allow)
+    return
+  with pytest.raises(UserError) as raised:
+    check_gpus(asked, seen, cuda, allow)
+  assert str(raised.value) == expected
+
+
+def test_worker_gpu_on_a_cpu_only_machine_stops_before_writing(tmp_path):
+  """t2t-trainer --worker_gpu=2 where TensorFlow sees no GPU: one line
+  naming what was asked and what it sees, exit 2, nothing written."""
+  from commands import t2t_command  # pylint: disable=g-import-not-at-top
+  out = tmp_path / "run"
+  done = t2t_command("t2t_trainer", "--problem=copy_sequence",
+                     "--hparams_set=transformer_tiny", f"--output_dir={out}",
+                     "--worker_gpu=2", "--train_steps=1")
+  assert done.returncode == 2, done.stderr[-2000:]
+  assert done.stderr.strip().splitlines() == [
+      "error: --worker_gpu=2: TensorFlow sees 0 GPU(s) (this TensorFlow is "
+      f"{'built with CUDA' if tf.test.is_built_with_cuda() else 'not built with CUDA: pip install tensorflow[and-cuda]'}"
+      "); --allow_cpu trains on what it sees"], done.stderr[-2000:]
+  assert not out.exists()

@@ -26,6 +26,9 @@ flags.DEFINE_integer("save_checkpoints_steps", None,
                      "Save every this many steps as well.")
 flags.DEFINE_integer("worker_gpu", None,
                      "GPUs (replicas) to use; default: all local GPUs.")
+flags.DEFINE_bool("allow_cpu", False,
+                  "With --worker_gpu: train on the devices TensorFlow sees "
+                  "when it sees fewer GPUs (default: stop with one line).")
 flags.DEFINE_integer("cpu_devices", None,
                      "Without GPUs: split the CPU into this many logical "
                      "devices and train one replica on each.")
@@ -86,7 +89,8 @@ def main():
           keep=FLAGS.keep_checkpoint_max,
           every_secs=FLAGS.save_checkpoints_secs or None,
           every_steps=FLAGS.save_checkpoints_steps),
-      worker_gpu=FLAGS.worker_gpu, cpu_devices=FLAGS.cpu_devices,
+      worker_gpu=FLAGS.worker_gpu, allow_cpu=FLAGS.allow_cpu,
+      cpu_devices=FLAGS.cpu_devices,
       jit_compile=FLAGS.xla_compile, seed=FLAGS.random_seed,
       eval_bleu=FLAGS.eval_bleu, eval_bleu_lines=FLAGS.eval_bleu_lines,
       eval_metric=FLAGS.eval_metric,

@@ -35,7 +35,10 @@ class RunConfig:
   eval_every: evaluate on dev every this many steps; None: at the end.
   eval_steps: dev batches per evaluation; None: all of dev.
   checkpoints: a CheckpointPolicy.
-  worker_gpu: GPUs (replicas) to use; None: all local GPUs.
+  worker_gpu: GPUs (replicas) to use; None: all local GPUs. More than
+    TensorFlow sees is an error unless ``allow_cpu``.
+  allow_cpu: train on the devices TensorFlow sees when ``worker_gpu``
+    asks for more.
   cpu_devices: without GPUs, split the CPU into this many logical devices.
   jit_compile: compile the training step with XLA.
   seed: initial weights, dropout and the data order.
@@ -69,6 +72,7 @@ class RunConfig:
   eval_steps: Optional[int] = None
   checkpoints: CheckpointPolicy = CheckpointPolicy()
   worker_gpu: Optional[int] = None
+  allow_cpu: bool = False
   cpu_devices: Optional[int] = None
   jit_compile: bool = False
   seed: int = 1234

@@ -105,7 +105,7 @@ def _train(config, log):
   hparams = resolve_hparams(c.hparams_set, c.hparams_overrides, c.output_dir,
                             log)
   train_steps = c.train_steps or hparams.train_steps
-  strategy = make_strategy(c.worker_gpu, c.cpu_devices)
+  strategy = make_strategy(c.worker_gpu, c.cpu_devices, c.allow_cpu)
   keras.utils.set_random_seed(c.seed)
   input_vocab, target_vocab = problem.vocab_sizes(c.data_dir)
   # Settings the problem cannot take are refused before anything is written.

@@ -12,6 +12,8 @@ import os
 
 import tensorflow as tf
 
+from t2t_keras.errors import UserError
+
 
 def split_cpu(num_devices):
   """Splits the CPU into ``num_devices`` logical devices. Must run before
@@ -33,8 +35,24 @@ def num_workers():
   return len(config.get("cluster", {}).get("worker", []))
 
 
-def make_strategy(worker_gpu=None, cpu_devices=None):
-  """The strategy for this process (see the module docstring)."""
+def check_gpus(worker_gpu, seen, built_with_cuda, allow_cpu=False):
+  """A one-line error when ``worker_gpu`` GPUs are asked for and TensorFlow
+  sees fewer (``seen``), unless ``allow_cpu``: training on fewer devices
+  than asked, or on the CPU, is never silent."""
+  if not worker_gpu or seen >= worker_gpu or allow_cpu:
+    return
+  build = ("built with CUDA" if built_with_cuda else
+           "not built with CUDA: pip install tensorflow[and-cuda]")
+  raise UserError(f"--worker_gpu={worker_gpu}: TensorFlow sees {seen} GPU(s) "
+                  f"(this TensorFlow is {build}); --allow_cpu trains on "
+                  "what it sees")
+
+
+def make_strategy(worker_gpu=None, cpu_devices=None, allow_cpu=False):
+  """The strategy for this process (see the module docstring); asking for
+  more GPUs than TensorFlow sees is ``check_gpus``'s error."""
+  check_gpus(worker_gpu, len(tf.config.list_physical_devices("GPU")),
+             tf.test.is_built_with_cuda(), allow_cpu)
   if num_workers() > 1:
     if cpu_devices and cpu_devices > 1:
       split_cpu(cpu_devices)
