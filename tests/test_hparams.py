@@ -140,3 +140,25 @@ def test_paper_sets_choose_precision_by_the_cpu_and_test_sets_do_not():
   for name in ("transformer_tiny", "transformer_relative_tiny",
                "transformer_rotary_tiny", "transformer_relative_multi30k"):
     assert registry.hparams(name).activation_dtype == "float32", name
+
+
+def test_the_multi30k_set_is_the_recipe_s_and_the_small_table3_base_is_kept():
+  """transformer_multi30k holds the values the recipe's figures were made
+  with (docs/recipes.md); the small Table 3's base is the paper's model at
+  the CPU hour's size, as its table was made."""
+  from t2t_keras.hparams_sets.transformer import multi30k_table3_base  # pylint: disable=g-import-not-at-top
+  recipe = registry.hparams("transformer_multi30k")
+  expected = dict(num_hidden_layers=4, hidden_size=256, filter_size=512,
+                  num_heads=4, norm_position="pre",
+                  layer_prepostprocess_dropout=0.3, attention_dropout=0.1,
+                  relu_dropout=0.1, learning_rate=2.0,
+                  learning_rate_warmup_steps=1000, label_smoothing=0.2,
+                  ema_decay=0.999, train_steps=6000, activation_dtype="auto")
+  assert {k: getattr(recipe, k) for k in expected} == expected
+  base = multi30k_table3_base()
+  assert (base.num_hidden_layers, base.filter_size, base.norm_position,
+          base.label_smoothing, base.ema_decay, base.learning_rate,
+          base.activation_dtype, base.train_steps) == (
+              3, 1024, "post", 0.1, 0.0, 1.0, "float32", 4000)
+  relative = registry.hparams("transformer_relative_multi30k")
+  assert relative.pos == "none" and relative.num_hidden_layers == 3
