@@ -4,7 +4,8 @@ themselves as leaves, decoded under a constraint that makes every output a
 tree over exactly the input words.
 
 Other linearizations are datagen options (``TREE_OPTIONS``), recorded in
-the data directory (``<data_name>.options.json``) and read back by every
+the data directory (datagen's manifest, ``<data_name>.shards.json``, as
+BPE-dropout's settings are) and read back by every
 command that reads it: ``--tree_order=top-down`` (Vinyals & Kaiser et al.
 2014's order), ``--tree_leaves=first`` (each word's first subword piece),
 ``xx`` (Vinyals et al.'s XX placeholders) or ``tags`` (part-of-speech tags,
@@ -12,11 +13,10 @@ no decoding constraint; the last three top-down only), and
 ``--notree_close_labels`` (a bare ")" closes any label)."""
 
 import glob
-import json
 import os
 import re
 
-from t2t_keras import json_files, registry, trees
+from t2t_keras import registry, trees
 from t2t_keras.data.corpus import CorpusError, check_file
 from t2t_keras.data.sources import Mixture, PairSource
 from t2t_keras.data.text_problem import DEFAULT_BYTE_BUDGET, Text2TextProblem
@@ -159,9 +159,6 @@ class ParsingWsj(Text2TextProblem):
   def tree_options(self):
     return {key: getattr(self, key) for key in TREE_OPTIONS}
 
-  def options_path(self, data_dir):
-    return os.path.join(data_dir, f"{self.data_name}.options.json")
-
   def _check_options(self):
     if self.leaves not in trees.LEAVES:
       raise CorpusError(f"--tree_leaves={self.leaves}: expected one of "
@@ -177,12 +174,15 @@ class ParsingWsj(Text2TextProblem):
       raise CorpusError("--notree_close_labels needs --tree_order=top-down")
 
   def _recorded(self, data_dir):
-    """The options recorded in ``data_dir``; None where nothing is."""
-    path = self.options_path(data_dir)
-    if not os.path.exists(path):
+    """The options recorded in ``data_dir``'s manifest; None where nothing
+    is; a record without every option is a one-line error."""
+    recorded = self._read_manifest(data_dir).get("tree_options")
+    if recorded is None:
       return None
-    recorded = json_files.load(path, TREE_OPTIONS,
-                               "run t2t-datagen in a new --data_dir")
+    if not isinstance(recorded, dict) or set(recorded) != set(TREE_OPTIONS):
+      raise CorpusError(f"{self._manifest(data_dir)} is damaged: its "
+                        f"tree_options must name {', '.join(TREE_OPTIONS)}; "
+                        "run t2t-datagen in a new --data_dir")
     return {key: recorded[key] for key in TREE_OPTIONS}
 
   def for_data(self, data_dir):
@@ -195,9 +195,9 @@ class ParsingWsj(Text2TextProblem):
     if recorded is None:
       if glob.glob(os.path.join(data_dir, f"vocab.{self.data_name}.*")):
         raise CorpusError(
-            f"{data_dir} holds {self.data_name} data without "
-            f"{os.path.basename(self.options_path(data_dir))} (written "
-            "before the linearization was recorded); run t2t-datagen in a "
+            f"{data_dir} holds {self.data_name} data without its tree "
+            "options (written before the linearization was recorded); run "
+            "t2t-datagen in a "
             "new --data_dir")
       return self
     given = getattr(self, "configured", {})
@@ -219,11 +219,10 @@ class ParsingWsj(Text2TextProblem):
     self.for_data(data_dir)
     self._check_options()
     os.makedirs(data_dir, exist_ok=True)
-    path = self.options_path(data_dir)
-    if not os.path.exists(path):
-      with open(path + ".partial", "w", encoding="utf-8") as f:
-        json.dump(self.tree_options(), f, indent=1, sort_keys=True)
-      os.replace(path + ".partial", path)
+    manifest = self._read_manifest(data_dir)
+    if "tree_options" not in manifest:
+      manifest["tree_options"] = self.tree_options()
+      self._write_manifest(data_dir, manifest)
     log(f"{self.data_name}: trees linearized with " + ", ".join(
         f"{k}={v}" for k, v in self.tree_options().items()))
     return super().generate_data(data_dir, tmp_dir, raw_dir, raw_prefixes,

@@ -42,11 +42,11 @@ for split in train dev test; do
     [ "$a" = "$b" ] || fail "$RAW/$split.$SRC has $a lines but" \
       "$RAW/$split.$TGT has $b: the files must be line-aligned"
     [ "$a" -gt 0 ] || fail "$RAW/$split.$SRC is empty"
+    if [ "$split" = train ]; then PAIRS=$a; fi
   fi
 done
 EVAL_SPLIT=test; [ -f "$RAW/test.$SRC" ] || EVAL_SPLIT=dev
 
-PAIRS=$(lines "$RAW/train.$SRC")
 if [ -z "${SET:-}" ]; then
   if [ "$PAIRS" -lt 100000 ]; then SET=transformer_multi30k; SIZE=8000
   elif [ "$PAIRS" -lt 5000000 ]; then SET=transformer_base; SIZE=32000

@@ -251,4 +251,4 @@ def test_linearization_is_recorded_and_a_mismatch_refused(shared_data,
     generate("parsing_wsj", str(tmp_path / "other"), raw_dir=str(tmp_path),
              raw_prefixes="train=sample,dev=sample", leaves="first",
              log=lambda _: None)
-  assert not os.path.exists(tmp_path / "other" / "parsing_wsj.options.json")
+  assert not os.path.exists(tmp_path / "other" / "parsing_wsj.shards.json")
