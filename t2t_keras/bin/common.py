@@ -51,10 +51,11 @@ flags.DEFINE_bool("tf_logs", False,
 NAMES = {"problem": "problem", "model": "model", "hparams_set": "hparams"}
 
 
-def setup(argv, tensorflow=True):
-  """Checks the command line: the registry names of the NAMES flags the
-  command defines (and its --hparams overrides, where it defines them)
-  before TensorFlow is imported, so that a typo is answered at once;
+def setup(argv, tensorflow=True, modes=None):
+  """Checks the command line: a flag that the command's ``modes``
+  (``modes.Modes``) would ignore, and the registry names of the NAMES flags
+  the command defines (and its --hparams overrides, where it defines them),
+  before TensorFlow is imported, so that a mistake is answered at once;
   imports TensorFlow quietly for a command that uses it, then
   --t2t_usr_dir. Returns True when --registry_help was asked for (and
   printed), so the command should end."""
@@ -62,6 +63,8 @@ def setup(argv, tensorflow=True):
   logging.set_verbosity(logging.WARNING)
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+  if modes is not None:
+    modes.check(flags.FLAGS)
   from t2t_keras import registry  # pylint: disable=g-import-not-at-top
   if not flags.FLAGS.t2t_usr_dir:   # a user's names need their import
     given = {name: flags.FLAGS[name].value for name in NAMES
@@ -88,16 +91,6 @@ def require(flag_values, *names):
                          ", ".join(f"--{n}" for n in missing))
 
 
-def refuse(flag_values_obj, command, *names):
-  """A one-line usage error for each of ``names`` given on the command line
-  that ``command`` does not use (shared flag definitions define them)."""
-  given = [n for n in names if flag_values_obj[n].present]
-  if given:
-    raise app.UsageError(
-        f"{command} does not use " + ", ".join(f"--{n}" for n in given) +
-        " (it reads the run's model.json)")
-
-
 def flag_values(flag_values_obj):
   """The command's own flags (not absl's) as a dict, for model.json."""
   return {f.name: f.value
@@ -105,19 +98,20 @@ def flag_values(flag_values_obj):
           if not module.startswith("absl") for f in defined}
 
 
-def run(main, tensorflow=True):
+def run(main, tensorflow=True, modes=None):
   """Every command's entry: absl's app.run of ``main()`` after ``setup``
-  (``--registry_help`` ends there), with user mistakes printed as one line
-  and exit code 2. ``tensorflow``: the command uses TensorFlow (imported
-  after the registry names are checked)."""
+  (``--registry_help`` ends there), with user mistakes (a UserError, a
+  UsageError, an OSError on a named file) printed as one line and exit
+  code 2. ``tensorflow``: the command uses TensorFlow (imported after the
+  command line is checked); ``modes``: what each of its modes reads."""
   from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
 
   def guarded(argv):
     try:
-      if setup(argv, tensorflow):
+      if setup(argv, tensorflow, modes):
         return 0
       return main()
-    except UserError as e:
+    except (UserError, app.UsageError) as e:
       print(f"error: {e}", file=sys.stderr)
       return 2
     except OSError as e:

@@ -46,6 +46,13 @@ flags.DEFINE_boolean("tree_close_labels", None,
                      "(top-down only). Recorded in --data_dir.")
 common.define("vocab_size")
 
+# The flags above: what datagen reads besides --problem and --data_dir.
+NAMES = frozenset({"tmp_dir", "raw_data_dir", "raw_prefixes",
+                   "vocab_byte_budget", "source_lang", "target_lang",
+                   "bpe_dropout", "bpe_dropout_copies", "lowercase",
+                   "tree_order", "tree_leaves", "tree_close_labels",
+                   "vocab_size"})
+
 
 def generate_from_flags(problem, data_dir):
   """Runs datagen for ``problem`` with these flags' values."""

@@ -8,6 +8,7 @@ import json
 from absl import flags
 
 from t2t_keras.bin import common
+from t2t_keras.bin import modes
 
 FLAGS = flags.FLAGS
 common.define("hparams_set", "hparams", "vocab_size", model="transformer")
@@ -41,6 +42,21 @@ flags.DEFINE_float("reference_gflops", 433.0,
                    "stated for (the recipes': 433).")
 
 
+MODES = modes.Modes("t2t-analyze", exclusive=(
+    modes.Mode("with --matmul_peak",
+               frozenset({"matmul_peak", "matmul_size", "budget_minutes",
+                          "reference_gflops"}),
+               when=lambda f: f.matmul_peak,
+               example=("--matmul_peak",)),
+    modes.Mode("when counting an hparams set",
+               frozenset({"hparams_set", "hparams", "vocab_size", "model",
+                          "target_vocab_size", "source_length",
+                          "target_length", "batch_tokens", "steps", "devices",
+                          "device_tflops", "kernel_width", "neighborhood",
+                          "json"})),
+))
+
+
 def main():
   if FLAGS.matmul_peak:
     from t2t_keras.analysis.peak import peak_report  # pylint: disable=g-import-not-at-top
@@ -63,7 +79,7 @@ def main():
 
 
 def run():
-  common.run(main)
+  common.run(main, modes=MODES)
 
 
 if __name__ == "__main__":

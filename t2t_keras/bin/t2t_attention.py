@@ -4,6 +4,7 @@ from absl import app
 from absl import flags
 
 from t2t_keras.bin import common
+from t2t_keras.bin import modes
 # Imported for its side effect: it defines the decoding flags.
 from t2t_keras.bin import decode_flags  # noqa: F401  # pylint: disable=unused-import
 
@@ -17,15 +18,24 @@ flags.DEFINE_string("out_dir", None,
                     "Where the PNG files and attention.html go.")
 
 
+PICTURES = frozenset({"problem", "output_dir", "data_dir", "out_dir",
+                      "checkpoint_path", "decode_hparams"})
+WHY = modes.because("it loads the run as its model.json records it, in "
+                    "float32", "hparams_set", "model", "activation_dtype")
+MODES = modes.Modes("t2t-attention", exclusive=(
+    modes.Mode("with --sentence", PICTURES | {"sentence", "target"},
+               when=lambda f: f.sentence is not None, why=WHY,
+               example=("--sentence=a b",)),
+    modes.Mode("with --decode_from_file", PICTURES | {"decode_from_file"},
+               why=WHY),
+))
+
+
 def main():
   common.require(FLAGS, "problem", "output_dir", "data_dir", "out_dir")
-  common.refuse(FLAGS, "t2t-attention", "activation_dtype", "hparams_set",
-                "model")
   if bool(FLAGS.sentence is not None) == bool(FLAGS.decode_from_file):
     raise app.UsageError("give exactly one of --sentence and "
                            "--decode_from_file")
-  if FLAGS.target is not None and FLAGS.sentence is None:
-    raise app.UsageError("--target goes with --sentence")
   from t2t_keras.analysis.attention_run import attention_pictures  # pylint: disable=g-import-not-at-top
   from t2t_keras.lines import read_lines  # pylint: disable=g-import-not-at-top
   sources = ([FLAGS.sentence] if FLAGS.sentence is not None
@@ -39,7 +49,7 @@ def main():
 
 
 def run():
-  common.run(main)
+  common.run(main, modes=MODES)
 
 
 if __name__ == "__main__":

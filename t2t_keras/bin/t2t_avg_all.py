@@ -10,6 +10,7 @@ from absl import app
 from absl import flags
 
 from t2t_keras.bin import common
+from t2t_keras.bin import modes
 
 FLAGS = flags.FLAGS
 common.define("output_dir")
@@ -24,12 +25,20 @@ flags.DEFINE_integer("last_step", None, "Average the last --n checkpoints at "
                      "step budget).")
 
 
+MODES = modes.Modes("t2t-avg-all", exclusive=(
+    modes.Mode("with --model_dir (tensor2tensor's spelling)",
+               frozenset({"model_dir", "output_dir", "n", "last_step"}),
+               when=lambda f: f.model_dir,
+               why={"avg_dir": "--output_dir is where the mean goes"},
+               example=("--model_dir=run",)),
+    modes.Mode("with --output_dir as the run",
+               frozenset({"output_dir", "avg_dir", "n", "last_step"})),
+))
+
+
 def main():
   run_dir, avg_dir = FLAGS.output_dir, FLAGS.avg_dir
   if FLAGS.model_dir:
-    if avg_dir:
-      raise app.UsageError("--model_dir (tensor2tensor's spelling) "
-                                  "goes with --output_dir, not --avg_dir")
     run_dir, avg_dir = FLAGS.model_dir, FLAGS.output_dir
     print("note: --model_dir=RUN --output_dir=DEST is tensor2tensor's "
           "spelling; here every command's --output_dir is the run: "
@@ -43,7 +52,7 @@ def main():
 
 
 def run():
-  common.run(main)
+  common.run(main, modes=MODES)
 
 
 if __name__ == "__main__":

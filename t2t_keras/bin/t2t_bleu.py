@@ -4,6 +4,7 @@ file, as sacreBLEU computes them, and the paper's tokenized BLEU."""
 from absl import flags
 
 from t2t_keras.bin import common
+from t2t_keras.bin import modes
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("translation", None, "The system's output, one a line.")
@@ -14,6 +15,16 @@ flags.DEFINE_string("metrics", "bleu,chrf",
 flags.DEFINE_string("tokenized_lang", "de",
                     "Language of the Moses tokenizer for the paper's "
                     "tokenized BLEU; empty: skip that score.")
+
+
+MODES = modes.Modes("t2t-bleu", exclusive=(
+    modes.Mode("as given", frozenset({"translation", "reference",
+                                      "metrics"})),
+), additive=(
+    modes.Mode("with bleu in --metrics", frozenset({"tokenized_lang"}),
+               when=lambda f: "bleu" in f.metrics.replace(" ", "").split(","),
+               off=("--metrics=chrf",)),
+))
 
 
 def main():
@@ -41,7 +52,7 @@ def main():
 
 
 def run():
-  common.run(main, tensorflow=False)
+  common.run(main, tensorflow=False, modes=MODES)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,20 @@ from absl import flags
 
 from t2t_keras.bin import common
 from t2t_keras.bin import datagen_flags
+from t2t_keras.bin import modes
 
 FLAGS = flags.FLAGS
 common.define("problem", "data_dir")
+
+
+MODES = modes.Modes("t2t-datagen", exclusive=(
+    modes.Mode("when making data",
+               datagen_flags.NAMES - {"bpe_dropout_copies"} |
+               {"problem", "data_dir"}),
+), additive=(
+    modes.Mode("with --bpe_dropout", frozenset({"bpe_dropout_copies"}),
+               when=lambda f: f.bpe_dropout, example=("--bpe_dropout=0.1",)),
+))
 
 
 def main():
@@ -16,7 +27,7 @@ def main():
 
 
 def run():
-  common.run(main)
+  common.run(main, modes=MODES)
 
 
 if __name__ == "__main__":

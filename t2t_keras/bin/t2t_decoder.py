@@ -7,6 +7,7 @@ from absl import app
 from absl import flags
 
 from t2t_keras.bin import common
+from t2t_keras.bin import modes
 # Imported for its side effect: it defines the decoding flags.
 from t2t_keras.bin import decode_flags  # noqa: F401  # pylint: disable=unused-import
 from t2t_keras.decode_defaults import COMPUTE_TYPES, DEFAULT_WINDOW
@@ -49,33 +50,48 @@ flags.DEFINE_string("score_target_file", None,
                     "The targets of --score_file, one line per source line.")
 
 
+# What each way of decoding reads (``modes``): the first that applies.
+CHECKPOINT = frozenset({"problem", "output_dir", "data_dir", "checkpoint_path",
+                        "hparams_set", "model", "activation_dtype",
+                        "decode_hparams", "decode_to_file", "window_lines"})
+MODES = modes.Modes("t2t-decoder", exclusive=(
+    modes.Mode("when decoding through --saved_model_dir",
+               frozenset({"saved_model_dir", "problem", "data_dir",
+                          "decode_from_file", "decode_to_file",
+                          "window_lines", "decode_prefix_file"}),
+               when=lambda f: f.saved_model_dir,
+               why=modes.because(
+                   "a SavedModel decodes with the weights, precision and "
+                   "decoding settings it was exported with", *CHECKPOINT),
+               example=("--saved_model_dir=export/1",)),
+    modes.Mode("when decoding through --ct2_model_dir",
+               frozenset({"ct2_model_dir", "ct2_compute_type", "problem",
+                          "data_dir", "decode_hparams", "decode_from_file",
+                          "decode_to_file", "window_lines"}),
+               when=lambda f: f.ct2_model_dir,
+               why=modes.because(
+                   "a CTranslate2 model holds its weights and takes its "
+                   "precision from --ct2_compute_type", *CHECKPOINT),
+               example=("--ct2_model_dir=ct2",)),
+    modes.Mode("when scoring (--score_file)",
+               CHECKPOINT | {"score_file", "score_target_file"},
+               when=lambda f: f.score_file, example=("--score_file=pairs",)),
+    modes.Mode("when decoding a split (--decode_split)",
+               CHECKPOINT | {"decode_split", "decode_prefix_file",
+                             "alignment_file"},
+               when=lambda f: f.decode_split, example=("--decode_split=dev",)),
+    modes.Mode("when decoding through a checkpoint",
+               CHECKPOINT | {"decode_from_file", "decode_prefix_file",
+                             "alignment_file"}),
+))
+
+
 def main():
-  exported = FLAGS.saved_model_dir or FLAGS.ct2_model_dir
-  if FLAGS.saved_model_dir and FLAGS.ct2_model_dir:
-    raise app.UsageError("give --saved_model_dir or --ct2_model_dir, not both")
-  if not exported:
+  if not (FLAGS.saved_model_dir or FLAGS.ct2_model_dir):
     common.require(FLAGS, "problem", "output_dir", "data_dir")
-  if FLAGS.score_target_file and not FLAGS.score_file:
-    raise app.UsageError("--score_target_file goes with --score_file")
-  if FLAGS.activation_dtype and exported:
-    raise app.UsageError("--activation_dtype is for a checkpoint: an export "
-                         "fixed its precision (--ct2_compute_type for "
-                         "CTranslate2)")
-  if FLAGS.decode_prefix_file and (FLAGS.score_file or FLAGS.ct2_model_dir):
-    raise app.UsageError("--decode_prefix_file goes with decoding through a "
-                         "checkpoint or --saved_model_dir")
-  if FLAGS.alignment_file and (FLAGS.score_file or exported):
-    raise app.UsageError("--alignment_file goes with decoding through a "
-                         "checkpoint, not --score_file or an export")
-  if FLAGS.score_file and exported:
-    raise app.UsageError("--score_file scores with a checkpoint (--problem, "
-                         "--output_dir, --data_dir), not an export")
-  if FLAGS.decode_split and (not FLAGS.decode_to_file or
-                             FLAGS.decode_from_file or FLAGS.score_file or
-                             exported):
-    raise app.UsageError("--decode_split needs --decode_to_file and a "
-                         "checkpoint, and no --decode_from_file or "
-                         "--score_file")
+  if FLAGS.decode_split and not FLAGS.decode_to_file:
+    raise app.UsageError("--decode_split needs --decode_to_file (its "
+                         "sources and references are written beside it)")
   from t2t_keras.decoding import run  # pylint: disable=g-import-not-at-top
   from t2t_keras.decoding.scoring import paired_lines, tsv_pairs  # pylint: disable=g-import-not-at-top
   from t2t_keras.lines import LineReader  # pylint: disable=g-import-not-at-top
@@ -118,7 +134,7 @@ def main():
 
 
 def run():
-  common.run(main)
+  common.run(main, modes=MODES)
 
 
 if __name__ == "__main__":

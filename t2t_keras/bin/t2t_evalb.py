@@ -4,10 +4,15 @@ parameters) of one-tree-per-line files."""
 from absl import flags
 
 from t2t_keras.bin import common
+from t2t_keras.bin import modes
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("gold_file", None, "Gold trees, one per line.")
 flags.DEFINE_string("test_file", None, "Predicted trees, line-aligned.")
+
+
+MODES = modes.Modes("t2t-evalb", exclusive=(
+    modes.Mode("as given", frozenset({"gold_file", "test_file"})),))
 
 
 def main():
@@ -28,7 +33,7 @@ def main():
 
 
 def run():
-  common.run(main, tensorflow=False)
+  common.run(main, tensorflow=False, modes=MODES)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ or a CTranslate2 model (--format=ctranslate2)."""
 from absl import flags
 
 from t2t_keras.bin import common
+from t2t_keras.bin import modes
 # Imported for its side effect: it defines the decoding flags.
 from t2t_keras.bin import decode_flags  # noqa: F401  # pylint: disable=unused-import
 
@@ -17,6 +18,22 @@ flags.DEFINE_string("export_dir", None,
                     "<output_dir>/ctranslate2).")
 flags.DEFINE_integer("export_version", None,
                      "The version number (default: seconds since the epoch).")
+
+
+SAVED_MODEL = frozenset({"problem", "output_dir", "data_dir", "checkpoint_path",
+                         "hparams_set", "model", "decode_hparams", "format",
+                         "export_dir", "export_version", "activation_dtype"})
+MODES = modes.Modes("t2t-exporter", exclusive=(
+    modes.Mode("with --format=ctranslate2",
+               SAVED_MODEL - {"export_version", "activation_dtype"},
+               when=lambda f: f.format == "ctranslate2",
+               why={"export_version": "a CTranslate2 model directory has "
+                    "no versions",
+                    "activation_dtype": "a CTranslate2 model takes its "
+                    "precision from t2t-decoder --ct2_compute_type"},
+               example=("--format=ctranslate2",)),
+    modes.Mode("with --format=savedmodel", SAVED_MODEL),
+))
 
 
 def main():
@@ -33,7 +50,7 @@ def main():
 
 
 def run():
-  common.run(main)
+  common.run(main, modes=MODES)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,10 @@
 """t2t-trainer: train a registered model on a registered problem."""
 
-from absl import app
 from absl import flags
 
 from t2t_keras.bin import common
 from t2t_keras.bin import datagen_flags
+from t2t_keras.bin import modes
 from t2t_keras.training.config import CheckpointPolicy, RunConfig
 
 FLAGS = flags.FLAGS
@@ -69,13 +69,36 @@ flags.DEFINE_bool("warm_start_optimizer", False,
                   "state and step too (default: fresh, step 0).")
 
 
+MODES = modes.Modes("t2t-trainer", exclusive=(
+    modes.Mode("when training",
+               frozenset({"problem", "hparams_set", "hparams", "data_dir",
+                          "output_dir", "model", "generate_data",
+                          "train_steps", "eval_steps", "local_eval_frequency",
+                          "keep_checkpoint_max", "save_checkpoints_secs",
+                          "save_checkpoints_steps", "worker_gpu",
+                          "cpu_devices", "xla_compile", "eval_bleu",
+                          "early_stopping_patience", "train_minutes",
+                          "random_seed", "warm_start_from"})),
+), additive=(
+    modes.Mode("with --generate_data", datagen_flags.NAMES,
+               when=lambda f: f.generate_data, example=("--generate_data",)),
+    modes.Mode("with validation decoding (--eval_bleu, on by default for "
+               "translation and parsing)",
+               frozenset({"eval_bleu_lines", "eval_metric",
+                          "eval_decode_hparams"}),
+               when=lambda f: f.eval_bleu is not False,
+               off=("--noeval_bleu",)),
+    modes.Mode("with --worker_gpu", frozenset({"allow_cpu"}),
+               when=lambda f: f.worker_gpu is not None,
+               example=("--worker_gpu=1",)),
+    modes.Mode("with --warm_start_from", frozenset({"warm_start_optimizer"}),
+               when=lambda f: f.warm_start_from,
+               example=("--warm_start_from=run",)),
+))
+
+
 def main():
   common.require(FLAGS, "problem", "hparams_set", "output_dir")
-  if FLAGS.warm_start_optimizer and not FLAGS.warm_start_from:
-    raise app.UsageError("--warm_start_optimizer goes with --warm_start_from")
-  if FLAGS.eval_metric and FLAGS.eval_bleu is False:
-    raise app.UsageError("--eval_metric scores the dev decoding that "
-                         "--noeval_bleu turns off")
   if FLAGS.generate_data:
     common.require(FLAGS, "data_dir")
     datagen_flags.generate_from_flags(FLAGS.problem, FLAGS.data_dir)
@@ -104,7 +127,7 @@ def main():
 
 
 def run():
-  common.run(main)
+  common.run(main, modes=MODES)
 
 
 if __name__ == "__main__":
