@@ -2,7 +2,9 @@
 
 import contextlib
 import os
+import re
 import sys
+import tempfile
 
 
 def log_line(message):
@@ -32,3 +34,63 @@ def native_stderr_silenced(enabled=True):
     os.dup2(saved, 2)
     os.close(saved)
     os.close(devnull)
+
+
+# What C++ libraries printed while ``native_stderr_kept`` held it back (the
+# TensorFlow import's start-up lines), one string a line.
+KEPT_LINES = []
+
+
+@contextlib.contextmanager
+def native_stderr_kept():
+  """Like ``native_stderr_silenced``, but keeps what was printed in
+  KEPT_LINES, so that a later error can quote it (a GPU that TensorFlow
+  could not open says why at start-up: ``native_errors``)."""
+  if os.environ.get("T2T_NATIVE_LOGS"):
+    yield
+    return
+  sys.stderr.flush()
+  saved = os.dup(2)
+  kept = tempfile.TemporaryFile()
+  os.dup2(kept.fileno(), 2)
+  try:
+    yield
+  finally:
+    sys.stderr.flush()
+    os.dup2(saved, 2)
+    os.close(saved)
+    kept.seek(0)
+    KEPT_LINES.extend(kept.read().decode("utf-8", "replace").splitlines())
+    kept.close()
+
+
+# C++ lines that say nothing a user can act on, dropped by
+# ``native_stderr_filtered``: oneDNN's graph rewrite logs this error-level
+# line on the first run of an exported graph, on CPUs that have AVX-512 too.
+KNOWN_NOISE = (re.compile(r"oneDNN supports DT_INT64 only"),)
+
+
+@contextlib.contextmanager
+def native_stderr_filtered(noise=KNOWN_NOISE):
+  """Holds back what C++ libraries print in the block, then prints it to
+  standard error less the lines matching ``noise``."""
+  if os.environ.get("T2T_NATIVE_LOGS"):
+    yield
+    return
+  before = len(KEPT_LINES)
+  try:
+    with native_stderr_kept():
+      yield
+  finally:
+    shown = [line for line in KEPT_LINES[before:]
+             if not any(n.search(line) for n in noise)]
+    del KEPT_LINES[before:]
+    if shown:
+      print("\n".join(shown), file=sys.stderr, flush=True)
+
+
+def native_errors():
+  """The error lines (glog's ``E`` lines) among KEPT_LINES, without their
+  time and source prefix: e.g. "failed call to cuInit: ..."."""
+  return [line.split("] ", 1)[-1] for line in KEPT_LINES
+          if re.match(r"E\d{4} ", line)]

@@ -99,6 +99,27 @@ def test_quiet_start(name, args):
     assert loud.returncode == 0 and start_up.search(loud.stderr)
 
 
+def test_tensorflow_warnings_after_the_import_reach_the_user():
+  """The start-up lines are held back during the import only (and kept:
+  logs.native_errors quotes them); a C++ warning afterwards is shown."""
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+  code = ("import sys; sys.argv = ['t2t-x']\n"
+          "import t2t_keras.bin.quiet_tensorflow\n"
+          "from t2t_keras import logs\n"
+          "import tensorflow as tf\n"
+          "print('kept', len(logs.KEPT_LINES), flush=True)\n"
+          "it = iter(tf.data.Dataset.range(10).cache()); next(it); del it\n"
+          "import gc; gc.collect()\n")
+  done = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                        text=True, env=env, timeout=300, check=False)
+  assert done.returncode == 0, done.stderr[-2000:]
+  assert not re.search(r"oneDNN|absl::InitializeLog", done.stderr)
+  assert re.search(r"^W\d{4} .*cache_dataset_ops.*did not fully read",
+                   done.stderr, re.M), done.stderr[-2000:]
+
+
 @pytest.mark.parametrize("name,flag_names", [
     ("t2t_bleu", ("translation", "reference")),
     ("t2t_evalb", ("gold_file", "test_file")),
@@ -213,3 +234,23 @@ def test_flags_a_command_does_not_use_are_refused_or_checked(trained_run,
   assert done.returncode == 2, done.stderr[-2000:]
   assert done.stderr.strip().splitlines()[-1].endswith(
       "was trained with --hparams_set=transformer_tiny")
+
+
+def test_native_lines_are_kept_filtered_and_quoted(capfd, monkeypatch):
+  """What C++ prints at fd 2 in a filtered block comes back less the known
+  noise; an error line held back at start-up is quoted without its
+  prefix."""
+  from t2t_keras import logs  # pylint: disable=g-import-not-at-top
+  monkeypatch.delenv("T2T_NATIVE_LOGS", raising=False)
+  monkeypatch.setattr(logs, "KEPT_LINES", [])
+  with logs.native_stderr_filtered():
+    os.write(2, b"E0000 00:00:1.5 1 util.cc:131] oneDNN supports DT_INT64 "
+             b"only on platforms with AVX-512.\nW0000 00:00:1.5 1 a.cc:9] "
+             b"keep me\n")
+  assert capfd.readouterr().err == "W0000 00:00:1.5 1 a.cc:9] keep me\n"
+  with logs.native_stderr_kept():
+    os.write(2, b"E0000 00:00:1.5 1 cuda_platform.cc:52] failed call to "
+             b"cuInit: UNKNOWN ERROR (303)\nI0000 00:00:1.5 1 b.cc:1] note\n")
+  assert capfd.readouterr().err == ""
+  assert logs.native_errors() == ["failed call to cuInit: UNKNOWN ERROR "
+                                  "(303)"]

@@ -288,26 +288,33 @@ def test_two_worker_multi_worker_mirrored_run(tmp_path):
   assert tf.train.latest_checkpoint(out).endswith("ckpt-3")
 
 
-@pytest.mark.parametrize("asked,seen,cuda,allow,expected", [
-    (None, 0, False, False, None),
-    (2, 2, True, False, None),
-    (2, 8, True, False, None),
-    (2, 1, True, True, None),
-    (2, 1, True, False, "--worker_gpu=2: TensorFlow sees 1 GPU(s) (this "
+CUINIT = ("failed call to cuInit: INTERNAL: CUDA error: Failed call to "
+          "cuInit: UNKNOWN ERROR (303)")
+
+
+@pytest.mark.parametrize("asked,seen,cuda,allow,said,expected", [
+    (None, 0, False, False, (), None),
+    (2, 2, True, False, (), None),
+    (2, 8, True, False, (), None),
+    (2, 1, True, True, (CUINIT,), None),
+    (2, 1, True, False, (), "--worker_gpu=2: TensorFlow sees 1 GPU(s) (this "
      "TensorFlow is built with CUDA); --allow_cpu trains on what it sees"),
-    (8, 0, False, False, "--worker_gpu=8: TensorFlow sees 0 GPU(s) (this "
+    (2, 0, True, False, (CUINIT, "another"), "--worker_gpu=2: TensorFlow "
+     "sees 0 GPU(s) (this TensorFlow is built with CUDA); TensorFlow said: "
+     f"{CUINIT}; --allow_cpu trains on what it sees"),
+    (8, 0, False, False, (), "--worker_gpu=8: TensorFlow sees 0 GPU(s) (this "
      "TensorFlow is not built with CUDA: pip install tensorflow[and-cuda]); "
      "--allow_cpu trains on what it sees"),
 ])
 def test_gpus_asked_for_and_not_seen_are_one_line(asked, seen, cuda, allow,
-                                                  expected):
+                                                  said, expected):
   from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
   from t2t_keras.training.strategy import check_gpus  # pylint: disable=g-import-not-at-top
   if expected is None:
-    check_gpus(asked, seen, cuda, allow)
+    check_gpus(asked, seen, cuda, allow, said)
     return
   with pytest.raises(UserError) as raised:
-    check_gpus(asked, seen, cuda, allow)
+    check_gpus(asked, seen, cuda, allow, said)
   assert str(raised.value) == expected
 
 

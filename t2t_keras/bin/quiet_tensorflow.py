@@ -1,12 +1,16 @@
 """Imported by ``common.setup`` for every t2t-* command that runs
 TensorFlow, after the command line's checks and before anything else
-imports it: imports it with the process's standard error sent to
-/dev/null, so that its C++ start-up lines (the oneDNN notice, "Could not
-find cuda drivers", cuInit errors, absl's "All log messages before
-absl::InitializeLog()") do not open the command's output. ``--tf_logs``
-on the command line keeps them, and T2T_NATIVE_LOGS=1 then keeps the
-library's later C++ notes (``logs.native_stderr_silenced``) on as well.
-Python errors raised by the import itself are still shown. (t2t-bleu and
+imports it: imports it (and lists the devices) with the process's standard
+error held back, so that its C++ start-up lines (the oneDNN notice, "Could
+not find cuda drivers", cuInit errors, absl's "All log messages before
+absl::InitializeLog()") do not open the command's output. They are kept
+(``logs.KEPT_LINES``): t2t-trainer --worker_gpu quotes the device error
+when it sees fewer GPUs than asked. After the import, TensorFlow's C++
+warnings and errors reach standard error (TF_CPP_MIN_LOG_LEVEL=1: INFO
+lines stay hidden). ``--tf_logs`` on the command line shows everything,
+and T2T_NATIVE_LOGS=1 then keeps the library's later C++ notes
+(``logs.native_stderr_silenced``) on as well. Python errors raised by the
+import itself are still shown. (t2t-bleu and
 t2t-evalb never import TensorFlow, and start in a fraction of a second.)
 """
 
@@ -50,9 +54,12 @@ def _import():
     os.environ["T2T_NATIVE_LOGS"] = "1"
     _import_tensorflow()
     return
-  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-  from t2t_keras.logs import native_stderr_silenced  # pylint: disable=g-import-not-at-top
-  with native_stderr_silenced():
+  # TensorFlow's C++ INFO lines stay hidden for the whole run; its warnings
+  # and errors after the import reach the user.
+  if not os.environ.get("TF_CPP_MIN_LOG_LEVEL"):
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "1"
+  from t2t_keras.logs import native_stderr_kept  # pylint: disable=g-import-not-at-top
+  with native_stderr_kept():
     tf = _import_tensorflow()
     tf.config.list_physical_devices()   # cuInit and friends log here
 

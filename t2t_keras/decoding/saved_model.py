@@ -8,7 +8,7 @@ from t2t_keras.decoding.backend import Backend
 from t2t_keras.decoding.batching import length_sorted_chunks
 from t2t_keras.decoding.options import BATCH_SIZE
 from t2t_keras.errors import UserError
-from t2t_keras.logs import native_stderr_silenced
+from t2t_keras.logs import native_stderr_filtered, native_stderr_silenced
 
 
 class SavedModelDecoder(Backend):
@@ -29,6 +29,7 @@ class SavedModelDecoder(Backend):
       self.signatures = tf.saved_model.load(path).signatures
     self.path, self.batch_size = path, batch_size
     self.postprocess, self.repaired = postprocess, repaired
+    self.ran = False
 
   def prepare(self, line):
     return line, False
@@ -37,6 +38,10 @@ class SavedModelDecoder(Backend):
     return length_sorted_chunks([len(i) for i in items], self.batch_size)
 
   def decode_batch(self, items, prefixes):
+    if not self.ran:   # the graph's first run logs oneDNN's rewrite notes
+      self.ran = True
+      with native_stderr_filtered():
+        return self.decode_batch(items, prefixes)
     inputs = tf.constant(items)
     if prefixes is None:
       out = self.signatures["serving_default"](inputs=inputs)

@@ -12,6 +12,7 @@ import os
 
 import tensorflow as tf
 
+from t2t_keras import logs
 from t2t_keras.errors import UserError
 
 
@@ -35,24 +36,30 @@ def num_workers():
   return len(config.get("cluster", {}).get("worker", []))
 
 
-def check_gpus(worker_gpu, seen, built_with_cuda, allow_cpu=False):
+def check_gpus(worker_gpu, seen, built_with_cuda, allow_cpu=False,
+               device_errors=()):
   """A one-line error when ``worker_gpu`` GPUs are asked for and TensorFlow
   sees fewer (``seen``), unless ``allow_cpu``: training on fewer devices
-  than asked, or on the CPU, is never silent."""
+  than asked, or on the CPU, is never silent. ``device_errors``: what
+  TensorFlow said at start-up (``logs.native_errors()``); the first is
+  quoted, since it says why a GPU could not be used."""
   if not worker_gpu or seen >= worker_gpu or allow_cpu:
     return
   build = ("built with CUDA" if built_with_cuda else
            "not built with CUDA: pip install tensorflow[and-cuda]")
+  said = (f"; TensorFlow said: {device_errors[0].strip()}"
+          if device_errors else "")
   raise UserError(f"--worker_gpu={worker_gpu}: TensorFlow sees {seen} GPU(s) "
-                  f"(this TensorFlow is {build}); --allow_cpu trains on "
-                  "what it sees")
+                  f"(this TensorFlow is {build}){said}; --allow_cpu trains "
+                  "on what it sees")
 
 
 def make_strategy(worker_gpu=None, cpu_devices=None, allow_cpu=False):
   """The strategy for this process (see the module docstring); asking for
   more GPUs than TensorFlow sees is ``check_gpus``'s error."""
   check_gpus(worker_gpu, len(tf.config.list_physical_devices("GPU")),
-             tf.test.is_built_with_cuda(), allow_cpu)
+             tf.test.is_built_with_cuda(), allow_cpu,
+             logs.native_errors())
   if num_workers() > 1:
     if cpu_devices and cpu_devices > 1:
       split_cpu(cpu_devices)
