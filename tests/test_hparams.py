@@ -88,19 +88,50 @@ def test_unsupported_type_rejected():
 
 def test_auto_precision_follows_the_cpu_flags():
   from t2t_keras.models.precision import choose_activation_dtype  # pylint: disable=g-import-not-at-top
-  table = [({"avx2", "fma"}, 0, "float32"),
-           ({"avx512f", "avx512_vnni"}, 0, "float32"),
-           ({"avx512f", "avx512_bf16"}, 0, "bfloat16"),
-           ({"amx_tile", "amx_bf16", "amx_int8"}, 0, "bfloat16"),
-           ({"avx512_bf16", "amx_bf16"}, 0, "bfloat16"),
-           ({"avx512_bf16"}, 1, "float32"),
-           (set(), 0, "float32")]
-  for flags, gpus, expected in table:
-    dtype, why = choose_activation_dtype(flags, gpus)
-    assert dtype == expected, (flags, gpus, why)
+  table = [({"avx2", "fma"}, "float32"),
+           ({"avx512f", "avx512_vnni"}, "float32"),
+           ({"avx512f", "avx512_bf16"}, "bfloat16"),
+           ({"amx_tile", "amx_bf16", "amx_int8"}, "bfloat16"),
+           ({"avx512_bf16", "amx_bf16"}, "bfloat16"),
+           (set(), "float32")]
+  for flags, expected in table:
+    dtype, why = choose_activation_dtype(flags)
+    assert dtype == expected, (flags, why)
     assert why
   assert "avx512_bf16" in choose_activation_dtype({"avx512_bf16"})[1]
   assert "no bfloat16 units" in choose_activation_dtype({"sse2"})[1]
+
+
+def _gpu(name, major, minor):
+  return {"device_name": name, "compute_capability": (major, minor)}
+
+
+@pytest.mark.parametrize("gpus,expected,because", [
+    ([_gpu("NVIDIA H100 80GB HBM3", 9, 0)], "bfloat16",
+     "compute capability 9.0 has bfloat16 tensor cores"),
+    ([_gpu("NVIDIA A100-SXM4-40GB", 8, 0)] * 8, "bfloat16",
+     "8 GPU(s) (NVIDIA A100-SXM4-40GB): compute capability 8.0"),
+    ([_gpu("NVIDIA GeForce RTX 4090", 8, 9)], "bfloat16", "8.9"),
+    ([_gpu("NVIDIA GeForce RTX 3090", 8, 6)], "bfloat16", "8.6"),
+    ([_gpu("NVIDIA B200", 10, 0)], "bfloat16", "10.0"),
+    ([_gpu("Tesla V100-SXM2-16GB", 7, 0)], "float16", "loss scaling"),
+    ([_gpu("Tesla T4", 7, 5)], "float16", "compute capability 7.5 has "
+     "float16 tensor cores, not bfloat16 ones"),
+    ([_gpu("Tesla P100-PCIE-16GB", 6, 0)], "float32", "6.0 has no tensor"),
+    ([_gpu("Tesla K80", 3, 7)], "float32", "3.7 has no tensor cores"),
+    # The least capable GPU decides.
+    ([_gpu("NVIDIA A100-SXM4-40GB", 8, 0), _gpu("Tesla V100-SXM2-16GB", 7,
+                                                0)], "float16",
+     "NVIDIA A100-SXM4-40GB, Tesla V100-SXM2-16GB"),
+    ([{"device_name": "a GPU without details"}], "float32", "unknown"),
+])
+def test_auto_precision_on_gpus(gpus, expected, because):
+  """activation_dtype=auto with GPUs visible: by compute capability, whatever
+  the CPU has."""
+  from t2t_keras.models.precision import choose_activation_dtype  # pylint: disable=g-import-not-at-top
+  for cpu in ({"avx512_bf16"}, set()):
+    dtype, why = choose_activation_dtype(cpu, gpus)
+    assert dtype == expected and because in why, (gpus, why)
 
 
 def test_auto_precision_resolves_before_the_run_records_it(tmp_path,

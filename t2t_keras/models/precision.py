@@ -54,14 +54,44 @@ def cpu_flags(path="/proc/cpuinfo"):
   return set()
 
 
-def choose_activation_dtype(flags, gpus=0):
+def _capability(gpu):
+  """(major, minor) of a device description, or None."""
+  found = gpu.get("compute_capability")
+  return tuple(found) if found else None
+
+
+def choose_gpu_dtype(gpus):
+  """``activation_dtype=auto`` on GPUs: (dtype, why) for ``gpus``, device
+  descriptions as ``tf.config.experimental.get_device_details`` gives them
+  (``{"device_name": "NVIDIA A100-SXM4-40GB", "compute_capability": (8,
+  0)}``). The least capable GPU decides: compute capability 8.0 and up has
+  bfloat16 tensor cores (Ampere, Ada, Hopper, Blackwell); 7.x has float16
+  ones only (Volta, Turing: float16, which training pairs with loss
+  scaling); below 7.0 there are no tensor cores, and float32."""
+  capabilities = [_capability(g) for g in gpus]
+  names = sorted({g.get("device_name") or "a GPU" for g in gpus})
+  which = f"{len(gpus)} GPU(s) ({', '.join(names)})"
+  if None in capabilities:
+    return "float32", (f"{which}: a compute capability is unknown "
+                       "(activation_dtype=bfloat16 or float16 forces one)")
+  least = min(capabilities)
+  cc = f"compute capability {least[0]}.{least[1]}"
+  if least >= (8, 0):
+    return "bfloat16", f"{which}: {cc} has bfloat16 tensor cores"
+  if least >= (7, 0):
+    return "float16", (f"{which}: {cc} has float16 tensor cores, not "
+                       "bfloat16 ones (trained with loss scaling)")
+  return "float32", f"{which}: {cc} has no tensor cores"
+
+
+def choose_activation_dtype(flags, gpus=()):
   """``activation_dtype=auto`` resolved: (dtype, why) for a machine with
-  CPU ``flags`` (a set of /proc/cpuinfo names) and ``gpus`` visible GPUs.
-  bfloat16 where the CPU has native bfloat16 units, else float32; with a
-  GPU float32, since no GPU policy was measured."""
+  CPU ``flags`` (a set of /proc/cpuinfo names) and ``gpus``, the visible
+  GPUs' descriptions (``choose_gpu_dtype``, which decides when there are
+  any). On a CPU: bfloat16 where it has native bfloat16 units, else
+  float32."""
   if gpus:
-    return "float32", (f"{gpus} GPU(s) visible; auto chooses only for CPUs "
-                       "(activation_dtype=bfloat16 forces it)")
+    return choose_gpu_dtype(gpus)
   for flag, units in BF16_UNITS:
     if flag in flags:
       return "bfloat16", f"the CPU has {units} ({flag})"

@@ -46,8 +46,9 @@ def resolve_hparams(hparams_set, overrides="", output_dir=None,
       dtype = previous.activation_dtype
       why = f"the run in {output_dir} trained in it"
     else:
-      dtype, why = choose_activation_dtype(
-          cpu_flags(), len(tf.config.list_physical_devices("GPU")))
+      gpus = [tf.config.experimental.get_device_details(gpu)
+              for gpu in tf.config.list_physical_devices("GPU")]
+      dtype, why = choose_activation_dtype(cpu_flags(), gpus)
     hparams.activation_dtype = dtype
     log(f"activation_dtype=auto: {dtype}, since {why}")
   if previous is not None:
