@@ -1,0 +1,94 @@
+"""The figures of benchmarks/gpu_check.sh, from what its commands printed.
+
+  python benchmarks/gpu_check.py gpus
+      how many GPUs TensorFlow sees, their names and compute capabilities, or
+      one line on stderr and exit 2 where it sees none.
+  python benchmarks/gpu_check.py mfu SET DATA_DIR TRAINER_LOG PEAK_LOG GPUS SPLIT
+      the trainer's steady tokens/s (the median of its progress lines after
+      the first, which holds the tracing) and its model FLOPs utilization:
+      target tokens/s x training FLOPs per target token (matrix products at
+      the test split's mean lengths in pieces, t2t_keras.analysis.cost) over
+      GPUS x the bfloat16 matmul peak of one GPU (t2t-analyze --matmul_peak).
+"""
+
+import os
+import re
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def gpus():
+  import t2t_keras.bin.quiet_tensorflow  # noqa: F401  # pylint: disable=g-import-not-at-top,unused-import
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from t2t_keras import logs  # pylint: disable=g-import-not-at-top
+  found = tf.config.list_physical_devices("GPU")
+  if not found:
+    build = ("built with CUDA" if tf.test.is_built_with_cuda() else
+             "not built with CUDA")
+    said = logs.native_errors()
+    print(f"gpu_check: TensorFlow sees no GPU (this TensorFlow is {build}"
+          + (f"; it said: {said[0]}" if said else "") +
+          "): nothing to measure", file=sys.stderr)
+    return 2
+  names = []
+  for gpu in found:
+    details = tf.config.experimental.get_device_details(gpu)
+    cc = details.get("compute_capability")
+    names.append(f"{details.get('device_name', gpu.name)}"
+                 + (f" (compute capability {cc[0]}.{cc[1]})" if cc else ""))
+  print(f"{len(found)} GPU(s): {'; '.join(sorted(set(names)))}")
+  return 0
+
+
+def mean_pieces(data_dir, split_prefix):
+  """Mean source and target lengths in pieces (EOS included) of the text
+  the decoder wrote beside SPLIT_PREFIX (.inputs, .targets)."""
+  from t2t_keras import registry  # pylint: disable=g-import-not-at-top
+  problem = registry.problem("translate_synthetic").for_data(data_dir)
+  lengths = []
+  for suffix, vocab in ((".inputs", problem.input_vocab(data_dir)),
+                        (".targets", problem.target_vocab(data_dir))):
+    with open(split_prefix + suffix, encoding="utf-8") as f:
+      counts = [len(vocab.encode(line.rstrip("\n"))) + 1 for line in f]
+    lengths.append(sum(counts) / len(counts))
+  return lengths, problem.input_vocab(data_dir).size
+
+
+def mfu(hparams_set, data_dir, trainer_log, peak_log, n_gpus, split_prefix):
+  import t2t_keras.bin.quiet_tensorflow  # noqa: F401  # pylint: disable=g-import-not-at-top,unused-import
+  from t2t_keras import registry  # pylint: disable=g-import-not-at-top
+  from t2t_keras.analysis import cost  # pylint: disable=g-import-not-at-top
+  from t2t_keras.models.config import TransformerConfig  # pylint: disable=g-import-not-at-top
+  with open(trainer_log, encoding="utf-8") as f:
+    rates = [float(m.group(1).replace(",", "")) for m in
+             re.finditer(r"^step \d+/\d+ .* ([\d,]+) tokens/s", f.read(),
+                         re.M)]
+  if len(rates) < 2:
+    print(f"gpu_check: {trainer_log} has {len(rates)} progress line(s); "
+          "2 or more needed", file=sys.stderr)
+    return 2
+  with open(peak_log, encoding="utf-8") as f:
+    peak = float(re.search(r"bfloat16 matmul peak (\d+)", f.read()).group(1))
+  (source, target), vocab = mean_pieces(data_dir, split_prefix)
+  config = TransformerConfig.from_hparams(registry.hparams(hparams_set))
+  per_source, per_target = cost.training_flops(config, (vocab, vocab),
+                                               source, target)
+  per_token = per_source * source / target + per_target
+  rate = statistics.median(rates[1:])
+  used = rate * per_token / (int(n_gpus) * peak * 1e9)
+  print(f"training {hparams_set}: {rate:,.0f} target tokens/s over "
+        f"{n_gpus} GPU(s); {per_token / 1e6:.0f} MFLOP per target token "
+        f"(mean lengths {source:.1f} -> {target:.1f} pieces); bfloat16 "
+        f"matmul peak {peak:,.0f} GFLOP/s a GPU; MFU {used:.1%}")
+  return 0
+
+
+if __name__ == "__main__":
+  if sys.argv[1:2] == ["gpus"]:
+    sys.exit(gpus())
+  if sys.argv[1:2] == ["mfu"] and len(sys.argv) == 8:
+    sys.exit(mfu(*sys.argv[2:]))
+  print(__doc__, file=sys.stderr)
+  sys.exit(2)

@@ -1,0 +1,58 @@
+#!/bin/bash
+# What a machine with GPUs gives, in at most 8 minutes, through the t2t-*
+# commands as a user runs them:
+#   bash benchmarks/gpu_check.sh [WORK_DIR]
+# 1. the GPUs TensorFlow sees (without one: one line, exit 2) and the
+#    bfloat16 matmul peak of one (t2t-analyze --matmul_peak);
+# 2. transformer_base trained for STEPS updates on translate_synthetic under
+#    MirroredStrategy over every visible GPU (activation_dtype=auto:
+#    bfloat16 from compute capability 8.0): steady target tokens/s and MFU
+#    against the GPUs' bfloat16 peak (benchmarks/gpu_check.py);
+# 3. beam-4 decoding of the 1,000-sentence test split, sentences/s;
+# 4. a SavedModel export, reloaded by t2t-decoder, translating a line.
+# Its figures go to docs/performance.md ("GPUs"). ON_CPU=1 runs the same
+# steps on the CPU, to check the script where no GPU is at hand (its figures
+# mean nothing); SET, STEPS, BATCH (tokens a GPU) and WARMUP scale it.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+WORK=${1:-/tmp/t2t_gpu_check}
+SET=${SET:-transformer_base}
+STEPS=${STEPS:-600}
+BATCH=${BATCH:-8192}
+WARMUP=${WARMUP:-400}
+
+if [ "${ON_CPU:-}" = 1 ]; then GPUS="1 CPU (ON_CPU=1: a check of this script)"
+else GPUS=$(python "$HERE/gpu_check.py" gpus) || exit 2; fi
+echo "$GPUS"
+N=${GPUS%% *}
+rm -rf "$WORK" && mkdir -p "$WORK"
+step() { echo; echo "\$ $*"; "$@"; }
+START=$(date +%s)
+step t2t-analyze --matmul_peak --matmul_size=8192 | tee "$WORK/peak.log"
+step t2t-datagen --problem=translate_synthetic --data_dir="$WORK/data"
+step t2t-trainer --problem=translate_synthetic --data_dir="$WORK/data" \
+  --output_dir="$WORK/run" --hparams_set="$SET" \
+  --hparams="batch_size=$BATCH,learning_rate_warmup_steps=$WARMUP" \
+  --train_steps="$STEPS" \
+  --local_eval_frequency="$STEPS" --save_checkpoints_secs=0 \
+  --save_checkpoints_steps="$STEPS" --noeval_bleu | tee "$WORK/train.log"
+step t2t-decoder --problem=translate_synthetic --data_dir="$WORK/data" \
+  --output_dir="$WORK/run" --decode_split=test \
+  --decode_to_file="$WORK/test.decoded" --decode_hparams=beam_size=4 \
+  2>&1 | tee "$WORK/decode.log"
+step t2t-bleu --translation="$WORK/test.decoded" \
+  --reference="$WORK/test.decoded.targets" --tokenized_lang=
+step t2t-exporter --problem=translate_synthetic --data_dir="$WORK/data" \
+  --output_dir="$WORK/run" --export_dir="$WORK/export"
+VERSION=$(ls "$WORK/export" | sort -n | tail -1)
+SENTENCE="the big dogs see a small cat near these old houses"
+echo; echo "\$ echo \"$SENTENCE\" | t2t-decoder --saved_model_dir=$WORK/export/$VERSION"
+SERVED=$(echo "$SENTENCE" | t2t-decoder --saved_model_dir="$WORK/export/$VERSION")
+[ -n "$SERVED" ] || { echo "gpu_check: the SavedModel translated nothing" >&2; exit 1; }
+
+echo; echo "== gpu_check: $GPUS"
+python "$HERE/gpu_check.py" mfu "$SET" "$WORK/data" "$WORK/train.log" \
+  "$WORK/peak.log" "$N" "$WORK/test.decoded"
+echo "decoding, beam 4: $(grep -o 'decoded [0-9,]* line(s) in .*' "$WORK/decode.log" | tail -1)"
+echo "SavedModel: \"$SENTENCE\" -> \"$SERVED\""
+echo "wall time: $(( $(date +%s) - START )) s"
