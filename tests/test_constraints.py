@@ -214,6 +214,49 @@ def test_prefixes_begin_each_output_and_score_as_forced(trained_run,
   assert lines["checkpoint"] == lines["saved_model"] == outputs
 
 
+def test_prefixes_are_whole_words_unless_the_last_word_may_go_on(
+    trained_run, tmp_path):
+  """50 prefixes that end inside a word of the free output ("kemi jeb"):
+  every output goes on after its prefix with a space or ends there, through
+  a checkpoint and through the SavedModel; with whole_word_prefixes=False
+  the last word may go on ("kemi jebaen")."""
+  data, out = trained_run
+  problem = registry.problem("translate_synthetic")
+  sources = [l.split("\t")[0] for l in _synthetic_lines(problem, data, 50)]
+  free = io.BytesIO()
+  run.decode("translate_synthetic", out, data, _reader(sources), free,
+             decode_overrides="beam_size=1", log=lambda _: None)
+  prefixes = []
+  for line in free.getvalue().decode("utf-8").splitlines():
+    words = line.split()
+    last = words[min(1, len(words) - 1)]
+    prefixes.append(" ".join(words[:min(1, len(words) - 1)] +
+                             [last[:max(1, len(last) // 2)]]))
+  assert len(prefixes) == 50
+  export_dir = export_run("translate_synthetic", out, data,
+                          decode_overrides="beam_size=3",
+                          export_dir=str(tmp_path / "export"), version=1,
+                          log=lambda _: None)
+  went_on = 0
+  for saved in (None, export_dir):
+    for whole in (True, False):
+      target = io.BytesIO()
+      run.decode("translate_synthetic", out, data, _reader(sources), target,
+                 decode_overrides="beam_size=3", saved_model_dir=saved,
+                 prefixes=_reader(prefixes), whole_word_prefixes=whole,
+                 log=lambda _: None)
+      outputs = target.getvalue().decode("utf-8").splitlines()
+      assert len(outputs) == 50
+      for output, prefix in zip(outputs, prefixes):
+        assert output.startswith(prefix), (output, prefix)
+        rest = output[len(prefix):]
+        if whole:
+          assert rest == "" or rest.startswith(" "), (output, prefix)
+        else:
+          went_on += bool(rest) and not rest.startswith(" ")
+  assert went_on, "no prefix's last word went on without whole words"
+
+
 def test_prefix_constraint_masks():
   constraint = PrefixConstraint(tf.constant([[5, 6], [0, 0]]))
   state = constraint.start(tf.zeros([2, 3], tf.int32), 2)
@@ -224,6 +267,16 @@ def test_prefix_constraint_masks():
   third = constraint.allowed(state, tf.constant(2), limits, 8).numpy()
   assert third.all()                              # past the prefix: free
   assert constraint.min_limits(state).numpy().tolist() == [3, 3, 1, 1]
+  # Whole words: right after the prefix, a word's first piece or EOS.
+  starts = [False, False, False, True, False, True, False]   # 7 < 8 ids
+  whole = PrefixConstraint(tf.constant([[5, 6], [0, 0]]), starts)
+  state = whole.start(tf.zeros([2, 3], tf.int32), 1)
+  limits = tf.fill([2], 10)
+  after = whole.allowed(state, tf.constant(2), limits, 8).numpy()
+  assert after[0].tolist() == [False, True, False, True, False, True, False,
+                               False]
+  assert after[1].all()                           # no prefix: free
+  assert whole.allowed(state, tf.constant(3), limits, 8).numpy().all()
 
 
 def _reader(lines):

@@ -41,6 +41,11 @@ flags.DEFINE_string("decode_prefix_file", None,
                     "none): each output begins with its prefix and the "
                     "search goes on from there (CTranslate2's "
                     "target_prefix).")
+flags.DEFINE_bool("decode_prefix_partial", False,
+                  "With --decode_prefix_file: the last word of each prefix "
+                  "may go on, for interactive completion ('kemi jeba' may "
+                  "become 'kemi jebaen'); default: a prefix is whole words "
+                  "and the output goes on with a new word after it.")
 flags.DEFINE_string("alignment_file", None,
                     "Also write each output's word alignment to this file, "
                     "one line per input line, in Pharaoh format (i-j: "
@@ -83,6 +88,11 @@ MODES = modes.Modes("t2t-decoder", exclusive=(
     modes.Mode("when decoding through a checkpoint",
                CHECKPOINT | {"decode_from_file", "decode_prefix_file",
                              "alignment_file"}),
+), additive=(
+    modes.Mode("with --decode_prefix_file",
+               frozenset({"decode_prefix_partial"}),
+               when=lambda f: f.decode_prefix_file,
+               example=("--decode_prefix_file=prefixes",)),
 ))
 
 
@@ -125,7 +135,9 @@ def main():
                  prefixes=prefixes,
                  alignments=opened[-1] if FLAGS.alignment_file else None,
                  ct2_model_dir=FLAGS.ct2_model_dir,
-                 ct2_compute_type=FLAGS.ct2_compute_type, **options)
+                 ct2_compute_type=FLAGS.ct2_compute_type,
+                 whole_word_prefixes=not FLAGS.decode_prefix_partial,
+                 **options)
   finally:
     for f in opened + [target]:
       if f is not None and f is not sys.stdout.buffer:

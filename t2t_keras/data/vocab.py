@@ -151,6 +151,11 @@ class SubwordVocab:
     with U+2581)."""
     return [self._sp.id_to_piece(i) for i in range(self.size)]
 
+  def word_starts(self):
+    """Per id, whether its piece begins a word (U+2581 first): what may
+    follow a whole-word target prefix."""
+    return [piece.startswith("\u2581") for piece in self.all_pieces()]
+
   def pieces(self, ids):
     """Ids -> their pieces as strings (EOS is "</s>"), for display."""
     return [self._sp.id_to_piece(int(i)) for i in ids]

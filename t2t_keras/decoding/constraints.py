@@ -27,7 +27,7 @@ import copy
 
 import tensorflow as tf
 
-from t2t_keras.ids import PAD_ID
+from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.layers.masks import NEG_INF
 
 
@@ -93,19 +93,29 @@ def constrained_log_probs(logits, mask, renormalize):
 
 class PrefixConstraint(Constraint):
   """Each output begins with its prefix (CTranslate2's ``target_prefix``),
-  then the search goes on freely.
+  then the search goes on: with ``word_starts``, with a new word or the
+  end (a prefix is whole words: "kemi jeba" goes on as "kemi jeba ...",
+  never "kemi jebaen"); without, freely (the last word may go on, for
+  interactive completion).
 
   Args:
     prefixes: int32 [batch, prefix_length], 0-padded target ids (no EOS);
       a row of padding only leaves its sentence free.
+    word_starts: bool [target vocab], the pieces that begin a word
+      (``SubwordVocab.word_starts``), or None.
   """
 
   renormalize = False
 
-  def __init__(self, prefixes):
+  def __init__(self, prefixes, word_starts=None):
     prefixes = tf.cast(prefixes, tf.int32)
     # One padding column, so that a step past every prefix reads padding.
     self.prefixes = tf.pad(prefixes, [[0, 0], [0, 1]])
+    self.word_starts = None
+    if word_starts is not None:
+      # EOS may follow a prefix: the output is the prefix alone.
+      self.word_starts = tf.tensor_scatter_nd_update(
+          tf.constant(word_starts, tf.bool), [[EOS_ID]], [True])
 
   def start(self, inputs, hypotheses):
     del inputs
@@ -120,7 +130,15 @@ class PrefixConstraint(Constraint):
     at = tf.minimum(step, tf.shape(prefix)[1] - 1)
     forced = tf.gather(prefix, at, axis=1)
     free = step >= state["length"]
-    return tf.logical_or(free[:, None], one_hot_mask(forced, vocab))
+    allowed = tf.logical_or(free[:, None], one_hot_mask(forced, vocab))
+    if self.word_starts is None:
+      return allowed
+    # The step right after a prefix: a word's first piece or EOS.
+    starts = self.word_starts[:vocab]
+    starts = tf.pad(starts, [[0, vocab - tf.shape(starts)[0]]])
+    after = tf.logical_and(tf.equal(step, state["length"]),
+                           state["length"] > 0)
+    return tf.where(after[:, None], starts[None, :], allowed)
 
   def min_limits(self, state):
     return state["length"] + 1

@@ -31,11 +31,14 @@ class Decoder(Backend):
       (a problem's ``decode_constraint``), or None.
     repaired: ``(text, source) -> bool``, whether ``postprocess`` repaired
       an output (counted in ``stats.repaired``).
+    whole_words: a target prefix is whole words (the output goes on with a
+      new word after it); False: its last word may go on.
   """
   prefix_kind = "ids"
 
   def __init__(self, model, vocab, hparams, postprocess=None,
-               target_vocab=None, constraint=None, repaired=None):
+               target_vocab=None, constraint=None, repaired=None,
+               whole_words=True):
     super().__init__()
     self.model, self.vocab, self.hparams = model, vocab, hparams
     self.target_vocab = target_vocab or vocab
@@ -45,8 +48,11 @@ class Decoder(Backend):
     ids = tf.TensorSpec([None, None], tf.int32)
     self._search = tf.function(lambda inputs: search(inputs, constraint),
                                input_signature=[ids], autograph=False)
+    self.whole_words = whole_words
     self._search_prefixed = tf.function(
-        lambda inputs, prefixes: search(inputs, PrefixConstraint(prefixes)),
+        lambda inputs, prefixes: search(inputs, PrefixConstraint(
+            prefixes, self.target_vocab.word_starts() if whole_words
+            else None)),
         input_signature=[ids, ids], autograph=False)
 
   def prepare(self, line):

@@ -75,7 +75,7 @@ def decode(problem_name, model_dir, data_dir, source, target,
            model_name=None, saved_model_dir=None, ct2_model_dir=None,
            ct2_compute_type="float32", activation_dtype=None,
            window=DEFAULT_WINDOW, prefixes=None, alignments=None,
-           log=_to_stderr):
+           whole_word_prefixes=True, log=_to_stderr):
   """Decodes the lines of ``source`` (a ``lines.LineReader``) into the
   binary stream ``target`` with the run in ``model_dir`` (computing in
   ``activation_dtype``, default: as it trained), the SavedModel in
@@ -83,7 +83,9 @@ def decode(problem_name, model_dir, data_dir, source, target,
   export in ``ct2_model_dir`` (its decode hparams, then
   ``decode_overrides``), ``window`` lines at a time; progress goes to
   ``log`` (stderr: stdout may be the output). ``prefixes``: a LineReader
-  of one target prefix per input line, forced at each output's start;
+  of one target prefix per input line, forced at each output's start and
+  followed by a new word (``whole_word_prefixes=False``: its last word may
+  go on);
   ``alignments``, a binary stream for each output's word alignment
   (Pharaoh format, ``decoding.alignments``). Returns the number of lines
   written."""
@@ -99,7 +101,8 @@ def decode(problem_name, model_dir, data_dir, source, target,
     log(f"decoding with the SavedModel {saved_model_dir}")
     decoder = SavedModelDecoder(
         saved_model_dir, postprocess=problem and problem.postprocess,
-        repaired=problem and problem.repairs and problem.repaired)
+        repaired=problem and problem.repairs and problem.repaired,
+        whole_words=whole_word_prefixes)
     return decode_stream(decoder, source, target, window, log=log,
                          prefixes=prefixes)
   if ct2_model_dir:
@@ -118,7 +121,8 @@ def decode(problem_name, model_dir, data_dir, source, target,
   decoder = Decoder(model, vocabs[0], hparams,
                     postprocess=problem.postprocess, target_vocab=vocabs[1],
                     constraint=problem.decode_constraint(data_dir),
-                    repaired=problem.repaired if problem.repairs else None)
+                    repaired=problem.repaired if problem.repairs else None,
+                    whole_words=whole_word_prefixes)
   aligner = None
   if alignments is not None:
     if hparams.return_beams:

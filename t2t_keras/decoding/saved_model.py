@@ -20,7 +20,7 @@ class SavedModelDecoder(Backend):
   prefix_kind = "text"
 
   def __init__(self, path, batch_size=BATCH_SIZE, postprocess=None,
-               repaired=None):
+               repaired=None, whole_words=True):
     super().__init__()
     # Imported for its side effect: it registers the tokenizer ops the
     # SavedModel's graph holds.
@@ -29,6 +29,7 @@ class SavedModelDecoder(Backend):
       self.signatures = tf.saved_model.load(path).signatures
     self.path, self.batch_size = path, batch_size
     self.postprocess, self.repaired = postprocess, repaired
+    self.prefixed = "prefixed" if whole_words else "prefixed_partial"
     self.ran = False
 
   def prepare(self, line):
@@ -46,11 +47,11 @@ class SavedModelDecoder(Backend):
     if prefixes is None:
       out = self.signatures["serving_default"](inputs=inputs)
     else:
-      if "prefixed" not in self.signatures:
-        raise UserError(f"the SavedModel {self.path} has no 'prefixed' "
-                        "signature (an export of a constrained problem, or "
-                        "made before prefixes existed)")
-      out = self.signatures["prefixed"](inputs=inputs,
-                                        prefixes=tf.constant(prefixes))
+      if self.prefixed not in self.signatures:
+        raise UserError(f"the SavedModel {self.path} has no "
+                        f"'{self.prefixed}' signature (an export of a "
+                        "constrained problem, or made before it existed)")
+      out = self.signatures[self.prefixed](inputs=inputs,
+                                           prefixes=tf.constant(prefixes))
     return [(text.decode("utf-8", errors="replace"), 0)
             for text in out["outputs"].numpy()]

@@ -14,8 +14,11 @@ Signatures:
     output_ids int32 [batch, length], scores float32 [batch].
   prefixed (problems without a decoding constraint): inputs tf.string
     [batch], prefixes tf.string [batch] ("" for none) -> outputs, scores as
-    serving_default, each output beginning with its prefix. A separate
-    signature because TF Serving's signatures have no optional inputs.
+    serving_default, each output beginning with its prefix, whole words:
+    a new word (or the end) follows it. A separate signature because TF
+    Serving's signatures have no optional inputs.
+  prefixed_partial: as prefixed, but the prefix's last word may go on
+    (interactive completion).
 A problem's decoding constraint (parsing's trees) is part of every search.
 """
 
@@ -53,9 +56,9 @@ def export(model, vocab, hparams, export_dir, version=None,
   best_only.return_beams = False
   beams = search_function(model, best_only)
 
-  def search(ids, prefixes=None):
+  def search(ids, prefixes=None, word_starts=None):
     out, scores = beams(ids, constraint if prefixes is None else
-                        PrefixConstraint(prefixes))
+                        PrefixConstraint(prefixes, word_starts))
     return out[:, 0], scores[:, 0]               # the best of each batch row
 
   tokenizer = vocab.tf_tokenizer
@@ -71,10 +74,11 @@ def export(model, vocab, hparams, export_dir, version=None,
     out, scores = search(source_ids(inputs))
     return {"outputs": target_vocab.tf_decode(out), "scores": scores}
 
-  def serve_prefixed(inputs, prefixes):
+  def serve_prefixed(inputs, prefixes, whole_words=True):
     prefix_ids = target_vocab.tf_tokenizer.tokenize(prefixes)[:, :limit]
     out, scores = search(source_ids(inputs),
-                         tf.cast(prefix_ids.to_tensor(0), tf.int32))
+                         tf.cast(prefix_ids.to_tensor(0), tf.int32),
+                         target_vocab.word_starts() if whole_words else None)
     return {"outputs": target_vocab.tf_decode(out), "scores": scores}
 
   def serve_ids(input_ids):
@@ -87,8 +91,12 @@ def export(model, vocab, hparams, export_dir, version=None,
   served.add("decode_ids", serve_ids,
              tf.TensorSpec([None, None], tf.int32, name="input_ids"))
   if constraint is None:
-    served.add("prefixed", serve_prefixed, strings,
-               tf.TensorSpec([None], tf.string, name="prefixes"))
+    prefixes = tf.TensorSpec([None], tf.string, name="prefixes")
+    served.add("prefixed", serve_prefixed, strings, prefixes)
+    served.add("prefixed_partial",
+               lambda inputs, prefixes: serve_prefixed(inputs, prefixes,
+                                                       whole_words=False),
+               strings, prefixes)
   try:
     with native_stderr_silenced():   # SentencePiece's note as ops run
       served.write(path)
