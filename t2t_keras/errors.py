@@ -22,3 +22,18 @@ class MissingFileError(UserError, FileNotFoundError):
 
 class ExistingFileError(UserError, FileExistsError):
   """A file the command would write exists and must not be overwritten."""
+
+
+class Interrupted(Exception):
+  """The command was stopped by a signal (SIGINT: Ctrl-C; SIGTERM: a job
+  scheduler, ``kill``). The commands print the message as one line and
+  exit with 128 + the signal's number, as a shell does; what they were
+  writing is left as it was before (``outputs``), and t2t-trainer saves a
+  checkpoint first and says so."""
+
+  def __init__(self, signum, message=None):
+    import signal  # pylint: disable=g-import-not-at-top
+    self.signum = int(signum)
+    name = signal.Signals(signum).name
+    super().__init__(message or f"stopped by {name}; no output was left "
+                     "half-written")

@@ -6,6 +6,7 @@ any other exception is a bug and keeps its traceback.
 ``--output_dir`` is a training run's directory in every command (t2t-trainer
 writes it, the others read it), as in tensor2tensor."""
 
+import signal
 import sys
 
 from absl import app
@@ -102,15 +103,28 @@ def run(main, tensorflow=True, modes=None):
   """Every command's entry: absl's app.run of ``main()`` after ``setup``
   (``--registry_help`` ends there), with user mistakes (a UserError, a
   UsageError, an OSError on a named file) printed as one line and exit
-  code 2. ``tensorflow``: the command uses TensorFlow (imported after the
+  code 2, and SIGINT or SIGTERM as one line and exit code 128 + its
+  number. ``tensorflow``: the command uses TensorFlow (imported after the
   command line is checked); ``modes``: what each of its modes reads."""
-  from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
+  from t2t_keras.errors import Interrupted, UserError  # pylint: disable=g-import-not-at-top
+
+  def stop(signum, frame):
+    del frame
+    raise Interrupted(signum)
 
   def guarded(argv):
+    # SIGTERM unwinds like Ctrl-C does, so that temporary outputs go.
+    signal.signal(signal.SIGTERM, stop)
     try:
       if setup(argv, tensorflow, modes):
         return 0
       return main()
+    except KeyboardInterrupt:
+      print(f"error: {Interrupted(signal.SIGINT)}", file=sys.stderr)
+      return 128 + signal.SIGINT
+    except Interrupted as e:
+      print(f"error: {e}", file=sys.stderr)
+      return 128 + e.signum
     except (UserError, app.UsageError) as e:
       print(f"error: {e}", file=sys.stderr)
       return 2

@@ -1,6 +1,7 @@
 """t2t-decoder: translate (or parse) lines with a trained model, or score
 given translations by forced decoding (--score_file)."""
 
+import contextlib
 import sys
 
 from absl import app
@@ -102,46 +103,55 @@ def main():
   if FLAGS.decode_split and not FLAGS.decode_to_file:
     raise app.UsageError("--decode_split needs --decode_to_file (its "
                          "sources and references are written beside it)")
+  from t2t_keras import outputs  # pylint: disable=g-import-not-at-top
   from t2t_keras.decoding import run  # pylint: disable=g-import-not-at-top
   from t2t_keras.decoding.scoring import paired_lines, tsv_pairs  # pylint: disable=g-import-not-at-top
   from t2t_keras.lines import LineReader  # pylint: disable=g-import-not-at-top
+  split = FLAGS.decode_split and FLAGS.decode_to_file
+  outputs.check_outputs(
+      {"decode_to_file": FLAGS.decode_to_file,
+       "alignment_file": FLAGS.alignment_file},
+      {"decode_from_file": FLAGS.decode_from_file,
+       "score_file": FLAGS.score_file,
+       "score_target_file": FLAGS.score_target_file,
+       "decode_prefix_file": FLAGS.decode_prefix_file,
+       "decode_split (.inputs)": split and split + ".inputs",
+       "decode_split (.targets)": split and split + ".targets"})
   inputs = FLAGS.decode_from_file
   if FLAGS.decode_split:
     inputs = run.write_split(FLAGS.problem, FLAGS.data_dir, FLAGS.decode_split,
                              FLAGS.decode_to_file)
   paths = [FLAGS.score_file or inputs,
            FLAGS.score_target_file or FLAGS.decode_prefix_file]
-  opened = [open(p, "rb") if p else None for p in paths]
-  source = LineReader(opened[0] or sys.stdin.buffer, paths[0] or "stdin")
-  target = open(FLAGS.decode_to_file, "wb") \
-      if FLAGS.decode_to_file else sys.stdout.buffer
   options = dict(checkpoint_path=FLAGS.checkpoint_path,
                  decode_overrides=FLAGS.decode_hparams,
                  hparams_set=FLAGS.hparams_set, model_name=FLAGS.model,
                  activation_dtype=FLAGS.activation_dtype,
                  window=FLAGS.window_lines)
-  try:
+  # Inputs are opened first; the outputs are written under temporary names
+  # and take their own only when every line is done.
+  with contextlib.ExitStack() as stack:
+    opened = [stack.enter_context(open(p, "rb")) if p else None
+              for p in paths]
+    source = LineReader(opened[0] or sys.stdin.buffer, paths[0] or "stdin")
+    target = (stack.enter_context(outputs.output_file(FLAGS.decode_to_file))
+              if FLAGS.decode_to_file else sys.stdout.buffer)
     if FLAGS.score_file:
       pairs = (paired_lines(source, LineReader(opened[1], paths[1]))
                if opened[1] else tsv_pairs(source))
       run.score(FLAGS.problem, FLAGS.output_dir, FLAGS.data_dir, pairs,
                 target, **options)
-    else:
-      prefixes = LineReader(opened[1], paths[1]) if opened[1] else None
-      if FLAGS.alignment_file:
-        opened.append(open(FLAGS.alignment_file, "wb"))
-      run.decode(FLAGS.problem, FLAGS.output_dir, FLAGS.data_dir, source,
-                 target, saved_model_dir=FLAGS.saved_model_dir,
-                 prefixes=prefixes,
-                 alignments=opened[-1] if FLAGS.alignment_file else None,
-                 ct2_model_dir=FLAGS.ct2_model_dir,
-                 ct2_compute_type=FLAGS.ct2_compute_type,
-                 whole_word_prefixes=not FLAGS.decode_prefix_partial,
-                 **options)
-  finally:
-    for f in opened + [target]:
-      if f is not None and f is not sys.stdout.buffer:
-        f.close()
+      return 0
+    prefixes = LineReader(opened[1], paths[1]) if opened[1] else None
+    alignments = (stack.enter_context(outputs.output_file(
+        FLAGS.alignment_file)) if FLAGS.alignment_file else None)
+    run.decode(FLAGS.problem, FLAGS.output_dir, FLAGS.data_dir, source,
+               target, saved_model_dir=FLAGS.saved_model_dir,
+               prefixes=prefixes, alignments=alignments,
+               ct2_model_dir=FLAGS.ct2_model_dir,
+               ct2_compute_type=FLAGS.ct2_compute_type,
+               whole_word_prefixes=not FLAGS.decode_prefix_partial,
+               **options)
   return 0
 
 

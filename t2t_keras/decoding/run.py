@@ -16,6 +16,7 @@ from t2t_keras.decoding.stream import decode_stream
 from t2t_keras.errors import UserError
 from t2t_keras.lines import one_line
 from t2t_keras.models.builder import check_trained_with, load_models
+from t2t_keras.outputs import output_file
 
 
 def _to_stderr(message):
@@ -41,7 +42,7 @@ def write_split(problem_name, data_dir, split, prefix, log=_to_stderr):
   _, sources, references = split_text(
       registry.problem(problem_name).for_data(data_dir), data_dir, split)
   for suffix, lines in (("inputs", sources), ("targets", references)):
-    with open(f"{prefix}.{suffix}", "wb") as f:
+    with output_file(f"{prefix}.{suffix}") as f:
       f.write("".join(one_line(l) + "\n" for l in lines).encode("utf-8"))
   log(f"{split}: {len(sources):,} sentence pairs written to {prefix}.inputs "
       f"and {prefix}.targets")

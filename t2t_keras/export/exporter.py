@@ -23,7 +23,6 @@ A problem's decoding constraint (parsing's trees) is part of every search.
 """
 
 import os
-import shutil
 import time
 
 import tensorflow as tf
@@ -33,6 +32,7 @@ from t2t_keras.decoding.constraints import PrefixConstraint, for_model
 from t2t_keras.decoding.search import search_function
 from t2t_keras.errors import ExistingFileError, UserError
 from t2t_keras.logs import native_stderr_silenced
+from t2t_keras.outputs import output_dir
 from t2t_keras.export.serving_ops import SERVING_RELEASE, missing_ops
 
 
@@ -52,6 +52,7 @@ def export(model, vocab, hparams, export_dir, version=None,
   if os.path.exists(path):
     raise ExistingFileError(f"{path} exists; TF Serving versions are never "
                           "overwritten: pick another --export_version")
+  os.makedirs(export_dir, exist_ok=True)
   best_only = hparams.copy()
   best_only.return_beams = False
   beams = search_function(model, best_only)
@@ -97,19 +98,21 @@ def export(model, vocab, hparams, export_dir, version=None,
                lambda inputs, prefixes: serve_prefixed(inputs, prefixes,
                                                        whole_words=False),
                strings, prefixes)
-  try:
-    with native_stderr_silenced():   # SentencePiece's note as ops run
-      served.write(path)
-  except checkpoint_io.WRITE_ERRORS as e:
-    shutil.rmtree(path, ignore_errors=True)
-    raise checkpoint_io.SaveFailed(
-        f"could not write the SavedModel {path} "
-        f"({checkpoint_io.cause(e)}); nothing was exported") from None
-  missing = missing_ops(path)
-  if missing:
-    shutil.rmtree(path)
-    raise UserError(f"the exported graph needs op(s) that {SERVING_RELEASE} "
-                    f"does not have: {', '.join(missing)}; nothing exported")
+  # Written under a hidden name and renamed whole: TF Serving, which loads
+  # the highest numbered version, never sees half of one.
+  with output_dir(path) as partial:
+    try:
+      with native_stderr_silenced():   # SentencePiece's note as ops run
+        served.write(partial)
+    except checkpoint_io.WRITE_ERRORS as e:
+      raise checkpoint_io.SaveFailed(
+          f"could not write the SavedModel {path} "
+          f"({checkpoint_io.cause(e)}); nothing was exported") from None
+    missing = missing_ops(partial)
+    if missing:
+      raise UserError(f"the exported graph needs op(s) that "
+                      f"{SERVING_RELEASE} does not have: "
+                      f"{', '.join(missing)}; nothing exported")
   return path
 
 

@@ -68,7 +68,10 @@ class EvaluationHook(TrainingHook):
 
   def end(self, trainer):
     # The step a stop left (a time limit), or a run restored at its last
-    # step; not a run that stopped before applying any update.
+    # step; not a run that stopped before applying any update, nor one a
+    # signal stopped (it must go quickly; the resumed run evaluates).
+    if trainer.interrupted:
+      return
     if self.evaluated_at != trainer.step and (
         trainer.stop_reason is None or trainer.step > self.first_step):
       self.evaluate(trainer)

@@ -9,7 +9,7 @@ import tensorflow as tf
 from t2t_keras import registry
 from t2t_keras.data import pipeline
 from t2t_keras.decoding.options import decode_hparams
-from t2t_keras.errors import UserError
+from t2t_keras.errors import Interrupted, UserError
 from t2t_keras.hparams import HParams
 from t2t_keras.logs import log_line
 from t2t_keras.models.builder import model_spec, save_model_spec
@@ -22,6 +22,7 @@ from t2t_keras.training.objective import objective_from_hparams
 from t2t_keras.training.config import CheckpointPolicy, RunConfig  # noqa: F401  # pylint: disable=unused-import
 from t2t_keras.training.run_lock import RunLock
 from t2t_keras.training.strategy import make_strategy
+from t2t_keras.training.signals import SignalStopHook
 from t2t_keras.training.time_limit import TimeLimitHook
 from t2t_keras.training.trainer import Trainer
 from t2t_keras.training.warm_start import vocab_digest, warm_start
@@ -131,7 +132,7 @@ def _train(config, log):
       net.build()
       return net
 
-    hooks = hooks_from_hparams(hparams)
+    hooks = hooks_from_hparams(hparams) + [SignalStopHook()]
     if c.train_minutes:
       hooks.append(TimeLimitHook(c.train_minutes, log))
     with dtype_policy(hparams.activation_dtype):
@@ -182,5 +183,10 @@ def _train(config, log):
       trainer.fit(train_data, train_steps,
                   log_every=max(1, min(100, eval_every)), log=log,
                   hooks=[evaluation])
+      if trainer.interrupted:
+        raise Interrupted(trainer.interrupted, (
+            f"stopped by {trainer.stop_reason} at step {trainer.step}: "
+            f"saved {trainer.checkpointer.latest}; the same command "
+            "resumes from it"))
       metrics = evaluation.metrics
     return metrics

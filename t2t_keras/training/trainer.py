@@ -66,6 +66,7 @@ class Trainer:
     self.objective = objective or Softmax()
     self.hooks = list(hooks)
     self.stop_reason = None      # a hook's reason to end fit
+    self.interrupted = None      # the signal that stopped fit, if one did
     self.seconds_left = math.inf  # a hook's bound on the time left
     self._begun = False
     self.strategy = strategy or tf.distribute.get_strategy()

@@ -1,0 +1,122 @@
+"""Outputs that appear whole or not at all, and never over an input.
+
+``output_file(path)`` writes to a hidden temporary name beside ``path``
+(``.<name>.<pid>.partial``) and renames it to ``path`` only when the block
+ends without an exception: a command that fails or is stopped halfway
+leaves the file the user had before. While it writes, ``<path>.lock``
+names its process, so that a second command writing the same file is
+refused (a lock whose process is gone is taken over). ``output_dir(path)``
+does the same for a directory (a SavedModel version), which must not exist.
+``check_outputs`` refuses an output that is also an input.
+"""
+
+import contextlib
+import os
+import shutil
+
+from t2t_keras.errors import ExistingFileError, UserError
+
+
+def _alive(pid):
+  try:
+    os.kill(pid, 0)
+  except ProcessLookupError:
+    return False
+  except PermissionError:     # someone else's process: alive
+    return True
+  return True
+
+
+def _same(a, b):
+  """Whether two paths name one file (the same inode, or one real path)."""
+  try:
+    return os.path.samefile(a, b)
+  except OSError:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_outputs(outputs, inputs):
+  """``outputs`` and ``inputs``: {flag name: path or None}. Refuses, in one
+  line, an output that is also an input or another output."""
+  given = [(f, p) for f, p in outputs.items() if p]
+  for i, (flag, path) in enumerate(given):
+    for other, source in list(inputs.items()) + given[i + 1:]:
+      if source and source != "-" and _same(path, source):
+        kind = "input" if other in inputs else "output"
+        raise UserError(f"--{flag}={path} is also the {kind} --{other}: "
+                        f"writing it would wipe the {kind}; write elsewhere")
+
+
+@contextlib.contextmanager
+def _locked(path):
+  lock = path + ".lock"
+  mine = str(os.getpid())
+  for _ in range(2):
+    try:
+      fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+      try:
+        with open(lock, encoding="utf-8") as f:
+          holder = int(f.read().strip() or 0)
+      except (OSError, ValueError):
+        holder = 0
+      if holder and holder != os.getpid() and _alive(holder):
+        raise UserError(f"{path} is being written by another command (pid "
+                        f"{holder}, {lock}); wait for it, or write "
+                        "elsewhere") from None
+      with contextlib.suppress(FileNotFoundError):
+        os.remove(lock)        # its writer is gone: take it over
+      continue
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+      f.write(mine)
+    break
+  else:
+    raise UserError(f"could not lock {lock} for {path}")
+  try:
+    yield
+  finally:
+    with contextlib.suppress(OSError):
+      os.remove(lock)
+
+
+def _partial(path):
+  folder, name = os.path.split(os.path.abspath(path))
+  if not os.path.isdir(folder):
+    raise UserError(f"cannot write {path}: the folder {folder} does not "
+                    "exist")
+  return os.path.join(folder, f".{name}.{os.getpid()}.partial")
+
+
+@contextlib.contextmanager
+def output_file(path, mode="wb"):
+  """Yields a file object open on a temporary name beside ``path``; renames
+  it to ``path`` when the block ends cleanly, removes it otherwise."""
+  partial = _partial(path)
+  with _locked(path):
+    f = open(partial, mode)  # pylint: disable=consider-using-with
+    try:
+      yield f
+      f.close()
+      os.replace(partial, path)
+    finally:
+      f.close()
+      with contextlib.suppress(FileNotFoundError):
+        os.remove(partial)
+
+
+@contextlib.contextmanager
+def output_dir(path):
+  """Yields a new, empty temporary directory beside ``path`` to fill;
+  renames it to ``path`` when the block ends cleanly (``path`` must not
+  exist), removes it otherwise. A reader of the parent (TF Serving scanning an export
+  root for numbered versions) never sees half of it."""
+  if os.path.exists(path):
+    raise ExistingFileError(f"{path} exists; nothing was written")
+  partial = _partial(path)
+  with _locked(path):
+    try:
+      os.makedirs(partial)
+      yield partial
+      os.rename(partial, path)
+    finally:
+      shutil.rmtree(partial, ignore_errors=True)

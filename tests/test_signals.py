@@ -1,0 +1,196 @@
+"""Real signals to real command processes, and outputs that are never half
+written or written over their inputs (t2t_keras.outputs)."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from commands import REPO, t2t_command as command
+
+
+def _start(name, *args):
+  """A fresh ``python -m t2t_keras.bin.<name>`` (signals go to it, not to a
+  prefork client), stdout and stderr to files."""
+  env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+  return subprocess.Popen([sys.executable, "-m", f"t2t_keras.bin.{name}",
+                           *args], cwd=REPO, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _wait_for(process, stream, text, timeout=240):
+  """Reads ``stream`` of ``process`` line by line until one holds
+  ``text``; returns the lines read."""
+  lines, deadline = [], time.time() + timeout
+  while time.time() < deadline:
+    line = stream.readline()
+    if not line:
+      break
+    lines.append(line)
+    if text in line:
+      return lines
+  process.kill()
+  raise AssertionError(f"no {text!r} in: {''.join(lines)[-2000:]}")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_trainer_saves_and_says_where_it_resumes(tmp_path, signum):
+  out = tmp_path / "run"
+  args = ["--problem=copy_sequence", "--hparams_set=transformer_tiny",
+          "--hparams=hidden_size=32,filter_size=64,num_hidden_layers=1,"
+          "batch_size=320,max_length=16", f"--output_dir={out}",
+          "--local_eval_frequency=5", "--save_checkpoints_secs=0"]
+  trainer = _start("t2t_trainer", *args, "--train_steps=100000")
+  _wait_for(trainer, trainer.stdout, "step 10/")
+  trainer.send_signal(signum)
+  stdout, stderr = trainer.communicate(timeout=240)
+  assert trainer.returncode == 128 + signum, stderr[-2000:]
+  assert "Traceback" not in stderr
+  last = stderr.strip().splitlines()[-1]
+  name = signal.Signals(signum).name
+  assert last.startswith(f"error: stopped by {name} at step "), last
+  step = int(last.split(" at step ")[1].split(":")[0])
+  assert step >= 10 and f"ckpt-{step}" in last and "resumes" in last
+  assert (out / "checkpoint").exists()
+  again = command("t2t_trainer", *args, f"--train_steps={step + 1}")
+  assert again.returncode == 0, again.stderr[-2000:]
+  assert f"at step {step}" in again.stdout, again.stdout
+
+
+@pytest.fixture
+def sources(trained_run, tmp_path):
+  """5,000 source lines (a decode of them takes long enough to stop)."""
+  del trained_run
+  path = tmp_path / "sources.txt"
+  path.write_text("the big dogs see a small cat near these old houses\n" *
+                  5000, encoding="utf-8")
+  return path
+
+
+def _decoder_args(trained_run):
+  data, out = trained_run
+  return ["--problem=translate_synthetic", f"--data_dir={data}",
+          f"--output_dir={out}"]
+
+
+def _leftovers(folder):
+  return sorted(p.name for p in folder.iterdir()
+                if p.name.endswith((".partial", ".lock")))
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_decoder_stopped_leaves_the_old_output(trained_run, sources,
+                                               tmp_path, signum):
+  target = tmp_path / "out.txt"
+  target.write_text("what the user had\n", encoding="utf-8")
+  decoder = _start("t2t_decoder", *_decoder_args(trained_run),
+                   f"--decode_from_file={sources}",
+                   f"--decode_to_file={target}", "--window_lines=64")
+  _wait_for(decoder, decoder.stderr, "decoding with")
+  time.sleep(1)
+  decoder.send_signal(signum)
+  _, stderr = decoder.communicate(timeout=240)
+  assert decoder.returncode == 128 + signum, stderr[-2000:]
+  assert "Traceback" not in stderr
+  name = signal.Signals(signum).name
+  assert stderr.strip().splitlines()[-1] == (
+      f"error: stopped by {name}; no output was left half-written")
+  assert target.read_text(encoding="utf-8") == "what the user had\n"
+  assert _leftovers(tmp_path) == []
+
+
+def test_decoder_output_that_is_an_input_or_busy_is_refused(
+    trained_run, sources, tmp_path):
+  before = sources.read_text(encoding="utf-8")
+  same = command("t2t_decoder", *_decoder_args(trained_run),
+                 f"--decode_from_file={sources}",
+                 f"--decode_to_file={sources}")
+  assert same.returncode == 2, same.stderr[-2000:]
+  assert same.stderr.strip().splitlines() == [
+      f"error: --decode_to_file={sources} is also the input "
+      "--decode_from_file: writing it would wipe the input; write elsewhere"]
+  assert sources.read_text(encoding="utf-8") == before
+  # A mistyped checkpoint: one line, and the last good output stays.
+  target = tmp_path / "out.txt"
+  target.write_text("the last good output\n", encoding="utf-8")
+  bad = command("t2t_decoder", *_decoder_args(trained_run),
+                f"--decode_from_file={sources}",
+                f"--decode_to_file={target}",
+                f"--checkpoint_path={tmp_path / 'no_such_ckpt'}")
+  assert bad.returncode == 2 and "Traceback" not in bad.stderr, bad.stderr
+  assert target.read_text(encoding="utf-8") == "the last good output\n"
+  # Another live command writing the same file (its lock names a live pid).
+  lock = tmp_path / "out.txt.lock"
+  sleeper = subprocess.Popen(["sleep", "60"])
+  try:
+    lock.write_text(str(sleeper.pid), encoding="utf-8")
+    busy = command("t2t_decoder", *_decoder_args(trained_run),
+                   f"--decode_from_file={sources}",
+                   f"--decode_to_file={target}")
+    assert busy.returncode == 2, busy.stderr[-2000:]
+    assert busy.stderr.strip().splitlines() == [
+        f"error: {target} is being written by another command (pid "
+        f"{sleeper.pid}, {lock}); wait for it, or write elsewhere"]
+  finally:
+    sleeper.kill()
+    sleeper.wait()
+  # Its process gone, the lock is taken over.
+  small = tmp_path / "three.txt"
+  small.write_text("the cat\na dog\nthe houses\n", encoding="utf-8")
+  done = command("t2t_decoder", *_decoder_args(trained_run),
+                 f"--decode_from_file={small}", f"--decode_to_file={target}",
+                 "--decode_hparams=beam_size=1")
+  assert done.returncode == 0, done.stderr[-2000:]
+  assert len(target.read_text(encoding="utf-8").splitlines()) == 3
+  assert _leftovers(tmp_path) == []
+
+
+def test_output_file_and_dir_appear_whole_or_not_at_all(tmp_path):
+  from t2t_keras import outputs  # pylint: disable=g-import-not-at-top
+  target = tmp_path / "file"
+  target.write_bytes(b"before")
+  with pytest.raises(RuntimeError):
+    with outputs.output_file(str(target)) as f:
+      f.write(b"half")
+      raise RuntimeError("stopped")
+  assert target.read_bytes() == b"before"
+  with outputs.output_file(str(target)) as f:
+    f.write(b"after")
+    assert target.read_bytes() == b"before"
+  assert target.read_bytes() == b"after"
+  version = tmp_path / "export" / "7"
+  version.parent.mkdir()
+  with pytest.raises(RuntimeError):
+    with outputs.output_dir(str(version)) as partial:
+      open(os.path.join(partial, "variables"), "wb").close()
+      raise RuntimeError("stopped")
+  assert os.listdir(version.parent) == []
+  with outputs.output_dir(str(version)) as partial:
+    open(os.path.join(partial, "saved_model.pb"), "wb").close()
+    assert not version.exists()
+  assert os.listdir(version) == ["saved_model.pb"]
+  assert sorted(os.listdir(version.parent)) == ["7"]
+  assert _leftovers(tmp_path) == []
+
+
+def test_exporter_stopped_leaves_no_version(trained_run, tmp_path):
+  """SIGTERM at any point of an export: the export root holds a whole
+  version or none, and nothing half-written."""
+  root = tmp_path / "export"
+  exporter = _start("t2t_exporter", *_decoder_args(trained_run),
+                    f"--export_dir={root}", "--export_version=5")
+  time.sleep(12)     # the import and the model's load; then mid-export
+  exporter.send_signal(signal.SIGTERM)
+  _, stderr = exporter.communicate(timeout=240)
+  assert "Traceback" not in stderr, stderr[-2000:]
+  versions = sorted(os.listdir(root)) if root.exists() else []
+  if exporter.returncode == 0:
+    assert versions == ["5"]
+  else:
+    assert exporter.returncode == 128 + signal.SIGTERM, stderr[-2000:]
+    assert versions == [], versions
+  for v in versions:
+    assert (root / v / "saved_model.pb").exists()
