@@ -194,3 +194,35 @@ def test_exporter_stopped_leaves_no_version(trained_run, tmp_path):
     assert versions == [], versions
   for v in versions:
     assert (root / v / "saved_model.pb").exists()
+
+
+def test_a_vocabulary_other_than_the_runs_is_refused(trained_run, tmp_path):
+  """A --data_dir whose vocabulary is not the run's (its SHA-256 differs
+  from model.json's record): one line before anything is loaded, from the
+  decoder, the scorer, the exporter and t2t-attention."""
+  import json  # pylint: disable=g-import-not-at-top
+  import shutil  # pylint: disable=g-import-not-at-top
+  data, out = trained_run
+  run = tmp_path / "run"
+  shutil.copytree(out, run)
+  spec = json.loads((run / "model.json").read_text(encoding="utf-8"))
+  assert len(spec["vocab_sha256"]) == 64
+  spec["vocab_sha256"] = "0" * 64
+  (run / "model.json").write_text(json.dumps(spec), encoding="utf-8")
+  line = tmp_path / "line.txt"
+  line.write_text("the cat\tdi jeba\n", encoding="utf-8")
+  common = ["--problem=translate_synthetic", f"--data_dir={data}",
+            f"--output_dir={run}"]
+  for name, args in (
+      ("t2t_decoder", [f"--decode_from_file={line}"]),
+      ("t2t_decoder", [f"--score_file={line}"]),
+      ("t2t_exporter", [f"--export_dir={tmp_path / 'export'}"]),
+      ("t2t_attention", ["--sentence=the cat", f"--out_dir={tmp_path}/p"])):
+    done = command(name, *common, *args)
+    assert done.returncode == 2, (name, done.stderr[-2000:])
+    lines = done.stderr.strip().splitlines()
+    assert lines[-1].startswith(f"error: {data}'s vocabulary is not the one "
+                                f"{run} was trained with"), (name, lines)
+    assert "Traceback" not in done.stderr
+  assert not (tmp_path / "export").exists()
+  assert not (tmp_path / "p").exists()

@@ -10,6 +10,7 @@ from t2t_keras import registry
 from t2t_keras.analysis.attention import AttentionReader
 from t2t_keras.analysis.page import render_page
 from t2t_keras.analysis.pictures import write_heatmaps
+from t2t_keras.data.vocab_check import check_run_vocab
 from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.errors import UserError
 from t2t_keras.models.builder import load_model_from_dir
@@ -30,6 +31,7 @@ def attention_pictures(problem_name, model_dir, data_dir, sources, out_dir,
     raise UserError(f"{len(sources)} source sentence(s) but {len(targets)} "
                     "target(s): give one target per source")
   problem = registry.problem(problem_name).for_data(data_dir)
+  check_run_vocab(problem, data_dir, model_dir, checkpoint_path)
   # float32 whatever the run trained in: the pictures' weights at full
   # precision; speed does not matter for a few sentences.
   model, _, _, path = load_model_from_dir(model_dir, checkpoint_path,

@@ -4,6 +4,7 @@ import sys
 
 from t2t_keras import registry
 from t2t_keras.decode_defaults import DEFAULT_WINDOW
+from t2t_keras.data.vocab_check import check_run_vocab
 from t2t_keras.decoding.alignments import Aligner
 from t2t_keras.decoding.ct2 import Ct2Decoder
 from t2t_keras.decoding.dev_bleu import split_text
@@ -27,6 +28,7 @@ def _load(problem_name, model_dir, data_dir, checkpoint_path, hparams_set,
           model_name, activation_dtype):
   """(problem, (input vocab, target vocab), model, checkpoint path)."""
   problem = registry.problem(problem_name).for_data(data_dir)
+  check_run_vocab(problem, data_dir, model_dir, checkpoint_path)
   vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
   model, _, spec, path = load_models(model_dir, checkpoint_path,
                                      activation_dtype)

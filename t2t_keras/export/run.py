@@ -4,6 +4,7 @@ import os
 
 from t2t_keras import registry
 from t2t_keras.data.problem import Problem
+from t2t_keras.data.vocab_check import check_run_vocab
 from t2t_keras.decoding.options import (decode_hparams, describe,
                                         describe_precision)
 from t2t_keras.errors import UserError
@@ -33,6 +34,7 @@ def export_run(problem_name, model_dir, data_dir, checkpoint_path=None,
     raise UserError("t2t-exporter exports one model: an ensemble "
                     "(--checkpoint_path=A,B) decodes through t2t-decoder only")
   problem = registry.problem(problem_name).for_data(data_dir)
+  check_run_vocab(problem, data_dir, model_dir, checkpoint_path)
   vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
   model, _, spec, path = load_model_from_dir(model_dir, checkpoint_path,
                                              activation_dtype)

@@ -13,6 +13,7 @@ from t2t_keras.errors import Interrupted, UserError
 from t2t_keras.hparams import HParams
 from t2t_keras.logs import log_line
 from t2t_keras.models.builder import model_spec, save_model_spec
+from t2t_keras.data.vocab_check import vocab_digest
 from t2t_keras.models.precision import (choose_activation_dtype, cpu_flags,
                                         dtype_policy)
 from t2t_keras.training.evaluation import EvaluationHook
@@ -25,7 +26,7 @@ from t2t_keras.training.strategy import make_strategy
 from t2t_keras.training.signals import SignalStopHook
 from t2t_keras.training.time_limit import TimeLimitHook
 from t2t_keras.training.trainer import Trainer
-from t2t_keras.training.warm_start import vocab_digest, warm_start
+from t2t_keras.training.warm_start import warm_start
 
 
 def resolve_hparams(hparams_set, overrides="", output_dir=None,

@@ -14,7 +14,6 @@ SHA-256, recorded in model.json when a run starts), and every weight's
 shape (naming the hparams that differ). Nothing is ever partly loaded.
 """
 
-import hashlib
 import os
 
 import tensorflow as tf
@@ -24,19 +23,6 @@ from t2t_keras import json_files
 from t2t_keras.errors import MissingFileError, UserError
 from t2t_keras.hparams import HParams
 from t2t_keras.models.builder import MODEL_SPEC
-
-
-def vocab_digest(problem, data_dir):
-  """SHA-256 of the problem's vocabulary files (input, then target), or
-  None for a problem without a text vocabulary."""
-  try:
-    vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
-  except UserError:
-    return None
-  digest = hashlib.sha256()
-  for vocab in vocabs:
-    digest.update(getattr(vocab, "model_proto", b""))
-  return digest.hexdigest()
 
 
 def source_checkpoint(source):

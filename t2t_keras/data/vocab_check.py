@@ -1,0 +1,58 @@
+"""The vocabulary a run was trained with, checked before the run is used.
+
+A run records the SHA-256 of its problem's vocabulary files in model.json
+(``vocab_sha256``) when it starts. A decoder, exporter, scorer or attention
+picture given a ``--data_dir`` whose vocabulary is another (a retrained
+vocabulary of the same size decodes wrong text without a word; another size
+fails deep in an embedding lookup) is refused in one line first.
+"""
+
+import hashlib
+import os
+
+from t2t_keras import json_files
+from t2t_keras.errors import UserError
+from t2t_keras.models.builder import MODEL_SPEC
+
+
+def vocab_digest(problem, data_dir):
+  """SHA-256 of the problem's vocabulary files (input, then target), or
+  None for a problem without a text vocabulary."""
+  try:
+    vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
+  except UserError:
+    return None
+  digest = hashlib.sha256()
+  for vocab in vocabs:
+    digest.update(getattr(vocab, "model_proto", b""))
+  return digest.hexdigest()
+
+
+def _run_dirs(model_dir, checkpoint_path):
+  """``model_dir`` and the folders of ``checkpoint_path`` (comma-separated
+  for an ensemble; a directory, or a checkpoint in one)."""
+  found = [model_dir]
+  for path in (checkpoint_path or "").split(","):
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    if folder and folder not in found:
+      found.append(folder)
+  return found
+
+
+def check_run_vocab(problem, data_dir, model_dir, checkpoint_path=None):
+  """A ``UserError`` when ``data_dir``'s vocabulary is not the one recorded
+  by the run in ``model_dir``, or by the run of any ``checkpoint_path``
+  folder that holds a model.json (``<run>/avg`` does: t2t-avg-all copies
+  it). A folder without the record is not checked here."""
+  here = None
+  for folder in _run_dirs(model_dir, checkpoint_path):
+    path = os.path.join(folder, MODEL_SPEC)
+    if not os.path.exists(path):
+      continue
+    recorded = json_files.load(path).get("vocab_sha256")
+    here = here or vocab_digest(problem, data_dir)
+    if recorded and here is not None and here != recorded:
+      raise UserError(
+          f"{data_dir}'s vocabulary is not the one {folder} was trained "
+          f"with (SHA-256 {here[:12]}... here, {recorded[:12]}... in "
+          f"{path}): give the --data_dir the run was trained on")
