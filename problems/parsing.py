@@ -93,15 +93,16 @@ class TreebankSource(PairSource):
   def trees(self, split, skipped=None):
     """The split's normalized trees, unusable ones counted in ``skipped``."""
     for path in self.files(split):
-      for number, text in enumerate(trees.read_trees(path), 1):
+      for number, text in trees.read_trees(path):
         try:
-          tree = trees.normalize(trees.parse(text))
+          tree = text and trees.normalize(trees.parse(text))
         except trees.TreeError:
           tree = None
-        if tree is None:
+        if not tree:
           if skipped is not None:
-            skipped.skip("not a usable tree",
-                         f"{os.path.basename(path)} tree {number}")
+            skipped.skip("not a usable tree" if text else
+                         "not a tree (unbalanced brackets or not UTF-8)",
+                         f"{os.path.basename(path)} line {number}")
           continue
         yield tree
 

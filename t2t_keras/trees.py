@@ -325,20 +325,40 @@ def delinearize(tokens, sentence_words, pad_tag=PAD_TAG, tags=True,
 
 def read_trees(path):
   """Trees from a file: one per line, or .mrg style (a tree over several
-  lines, trees separated by their balanced brackets). Yields str."""
-  with open(path, encoding="utf-8") as f:
-    text = f.read()
-  depth, start = 0, None
-  for i, char in enumerate(text):
-    if char == "(":
-      if depth == 0:
-        start = i
-      depth += 1
-    elif char == ")":
-      depth -= 1
-      if depth == 0:
-        yield " ".join(text[start:i + 1].split())
-      elif depth < 0:
-        raise TreeError(f"unbalanced ')' in {path} at character {i}")
-  if depth:
-    raise TreeError(f"unbalanced '(' at the end of {path}")
+  lines, its continuation lines indented). Yields (line number where the
+  tree starts, its text on one line, or None for one that is not a tree).
+
+  A line that begins with "(" at its first column starts a tree, so a tree
+  short of a closing bracket ends there instead of swallowing the trees
+  after it; a ")" with no tree open, or a line that is not UTF-8, spoils
+  the tree it is in (yielded as None for the caller to count).
+  """
+  depth, start, chars, bad = 0, None, [], False
+  with open(path, "rb") as f:
+    for number, raw in enumerate(f, 1):
+      try:
+        line = raw.decode("utf-8").lstrip("\ufeff")
+      except UnicodeDecodeError:
+        if depth > 0:
+          bad = True
+        else:
+          yield number, None
+        continue
+      if line.startswith("(") and depth > 0:
+        yield start, None                       # a tree short of a ")"
+        depth, chars, bad = 0, [], False
+      for char in line:
+        if depth == 0 and char == ")":
+          yield number, None                    # a ")" too many
+          continue
+        if depth == 0 and char != "(":
+          continue                              # between trees
+        if depth == 0:
+          start, chars = number, []
+        chars.append(char)
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0:
+          yield start, None if bad else " ".join("".join(chars).split())
+          bad = False
+  if depth > 0:
+    yield start, None                           # unclosed at the end

@@ -16,7 +16,8 @@ SAMPLE = os.path.join("ptb", "nltk_treebank_sample", "wsj_0001-0179")
 
 
 def sample_trees(shared_data):
-  return list(trees.read_trees(os.path.join(shared_data, SAMPLE + ".trees")))
+  return [text for _, text in
+          trees.read_trees(os.path.join(shared_data, SAMPLE + ".trees"))]
 
 
 def test_every_sample_tree_round_trips(shared_data):
@@ -36,6 +37,45 @@ def test_every_sample_tree_round_trips(shared_data):
           not trees.is_close(token))
       most_opens = max(most_opens, opens)
   assert most_opens <= MAX_OPENS
+
+
+def test_tree_files_are_read_tree_by_tree(shared_data, tmp_path):
+  """A tree a bracket short, a bracket too many, a Latin-1 byte: each is
+  one skipped tree, never merged with the trees after it; .mrg trees over
+  several indented lines still read whole."""
+  good = sample_trees(shared_data)[:8]
+  lines = list(good)
+  lines[2] = lines[2][:-1]                        # one ")" too few
+  lines[5] = lines[5] + ")"                       # one too many
+  path = tmp_path / "broken.trees"
+  path.write_bytes(("\n".join(lines[:7]) + "\n").encode("utf-8") +
+                   lines[7].replace("(", "(\xe9", 1).encode("latin-1") +
+                   b"\n")
+  read = list(trees.read_trees(str(path)))
+  assert [n for n, _ in read] == [1, 2, 3, 4, 5, 6, 6, 7, 8]
+  texts = [t for _, t in read]
+  assert texts[:2] == good[:2] and texts[3:6] == good[3:6]
+  assert texts[2] is None and texts[6] is None and texts[8] is None
+  assert texts[7] == good[6]
+  mrg = tmp_path / "wsj_0101.mrg"
+  mrg.write_text("( (S\n    (NP (DT The) (NN dog))\n    (VP (VBZ barks)))"
+                 ")\n( (S (NP (PRP It)) (VP (VBD ran))))\n", encoding="utf-8")
+  assert [t for _, t in trees.read_trees(str(mrg))] == [
+      "( (S (NP (DT The) (NN dog)) (VP (VBZ barks))))",
+      "( (S (NP (PRP It)) (VP (VBD ran))))"]
+  # Through datagen: 6 pairs, and the stray ")" is counted with the two.
+  raw = tmp_path / "raw"
+  raw.mkdir()
+  (raw / "train.trees").write_bytes(path.read_bytes())
+  (raw / "dev.trees").write_text("\n".join(good) + "\n", encoding="utf-8")
+  said = []
+  generate("parsing_wsj", str(tmp_path / "data"), raw_dir=str(raw),
+           raw_prefixes="train=train,dev=dev", vocab_size=1000,
+           log=said.append)
+  problem = registry.problem("parsing_wsj")
+  assert sum(1 for _ in problem.examples("train", str(tmp_path / "data"))) \
+      == 6
+  assert any("3 " in s and "skipped" in s for s in said), said
 
 
 def test_normalization_and_linearization_by_hand():
