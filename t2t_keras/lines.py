@@ -11,6 +11,11 @@ silently wrong). Output lines never contain "\\n" or "\\r".
 from t2t_keras.errors import UserError
 
 
+# UTF-8's byte order mark, which editors on Windows put at a file's start
+# (and concatenation inside it): stripped wherever a line begins with it.
+BOM = b"\xef\xbb\xbf"
+
+
 class LineReader:
   """Iterates over the lines of a binary stream as str.
 
@@ -19,6 +24,7 @@ class LineReader:
     name: how messages name the stream (a path, or "stdin").
     strict: raise ``UserError`` at the first line that is not UTF-8,
       instead of replacing its bad bytes with U+FFFD.
+  A byte order mark that begins a line is dropped.
 
   After (or during) iteration, ``lines`` is the number read, ``bad_lines``
   the number with invalid UTF-8 and ``first_bad`` the first such line's
@@ -37,6 +43,8 @@ class LineReader:
         raw = raw[:-1]
       if raw.endswith(b"\r"):
         raw = raw[:-1]
+      if raw.startswith(BOM):     # a byte order mark is not text
+        raw = raw[len(BOM):]
       try:
         yield raw.decode("utf-8")
       except UnicodeDecodeError as e:

@@ -49,10 +49,10 @@ def count_lines(path):
 
 
 def _decode(raw):
-  """A line of bytes -> str without the line break and surrounding spaces,
-  or None if it is not UTF-8."""
+  """A line of bytes -> str without the line break, a byte order mark and
+  surrounding spaces, or None if it is not UTF-8."""
   try:
-    return raw.decode("utf-8").rstrip("\r\n").strip()
+    return raw.decode("utf-8").rstrip("\r\n").lstrip("\ufeff").strip()
   except UnicodeDecodeError:
     return None
 

@@ -1,0 +1,35 @@
+"""Inputs people really have: a byte order mark at a file's start (and at
+a line's, where files were concatenated) is not text."""
+
+import io
+import subprocess
+import sys
+
+from commands import REPO
+from t2t_keras.data.corpus import read_parallel
+from t2t_keras.lines import LineReader
+
+BOM = "\ufeff"
+
+
+def test_a_bom_is_not_text(tmp_path):
+  src, tgt = tmp_path / "train.en", tmp_path / "train.de"
+  src.write_text(BOM + "a cat\n" + BOM + "a dog\n", encoding="utf-8")
+  tgt.write_text(BOM + "eine Katze\neinen Hund\n", encoding="utf-8")
+  assert list(read_parallel(str(src), str(tgt))) == [
+      ("a cat", "eine Katze"), ("a dog", "einen Hund")]
+  raw = (BOM + "one\n" + BOM + "two\nthree").encode("utf-8")
+  assert list(LineReader(io.BytesIO(raw), "x")) == ["one", "two", "three"]
+
+
+def test_bleu_reads_past_a_bom(tmp_path):
+  ref, hyp = tmp_path / "ref", tmp_path / "hyp"
+  ref.write_text("the cat sat on the mat\n", encoding="utf-8")
+  hyp.write_text(BOM + "the cat sat on the mat\n", encoding="utf-8")
+  done = subprocess.run(
+      [sys.executable, "-m", "t2t_keras.bin.t2t_bleu", f"--translation={hyp}",
+       f"--reference={ref}", "--metrics=bleu,chrf", "--tokenized_lang="],
+      cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
+  assert done.returncode == 0, done.stderr
+  assert "BLEU (sacreBLEU, detokenized) = 100.00" in done.stdout, done.stdout
+  assert "chrF (sacreBLEU) = 100.00" in done.stdout, done.stdout
