@@ -91,6 +91,13 @@ def constrained_log_probs(logits, mask, renormalize):
   return tf.nn.log_softmax(logits) + bias(mask)
 
 
+def word_starts_of(vocab):
+  """``vocab.word_starts()``, or None for a vocabulary without words (ids
+  standing for themselves): its prefixes' last token may go on."""
+  starts = getattr(vocab, "word_starts", None)
+  return starts() if starts else None
+
+
 class PrefixConstraint(Constraint):
   """Each output begins with its prefix (CTranslate2's ``target_prefix``),
   then the search goes on: with ``word_starts``, with a new word or the

@@ -11,7 +11,8 @@ import tensorflow as tf
 from t2t_keras.decoding.backend import Backend
 from t2t_keras.decoding.batching import (encode_with_eos,
                                          length_sorted_chunks, padded)
-from t2t_keras.decoding.constraints import PrefixConstraint, for_model
+from t2t_keras.decoding.constraints import (PrefixConstraint, for_model,
+                                             word_starts_of)
 from t2t_keras.decoding.search import search_function
 from t2t_keras.ids import PAD_ID
 from t2t_keras.layers.masks import NEG_INF
@@ -51,7 +52,7 @@ class Decoder(Backend):
     self.whole_words = whole_words
     self._search_prefixed = tf.function(
         lambda inputs, prefixes: search(inputs, PrefixConstraint(
-            prefixes, self.target_vocab.word_starts() if whole_words
+            prefixes, word_starts_of(self.target_vocab) if whole_words
             else None)),
         input_signature=[ids, ids], autograph=False)
 

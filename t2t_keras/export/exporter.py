@@ -28,7 +28,8 @@ import time
 import tensorflow as tf
 
 from t2t_keras import checkpoint_io
-from t2t_keras.decoding.constraints import PrefixConstraint, for_model
+from t2t_keras.decoding.constraints import (PrefixConstraint, for_model,
+                                             word_starts_of)
 from t2t_keras.decoding.search import search_function
 from t2t_keras.errors import ExistingFileError, UserError
 from t2t_keras.logs import native_stderr_silenced
@@ -79,7 +80,7 @@ def export(model, vocab, hparams, export_dir, version=None,
     prefix_ids = target_vocab.tf_tokenizer.tokenize(prefixes)[:, :limit]
     out, scores = search(source_ids(inputs),
                          tf.cast(prefix_ids.to_tensor(0), tf.int32),
-                         target_vocab.word_starts() if whole_words else None)
+                         word_starts_of(target_vocab) if whole_words else None)
     return {"outputs": target_vocab.tf_decode(out), "scores": scores}
 
   def serve_ids(input_ids):
