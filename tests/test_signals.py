@@ -226,3 +226,26 @@ def test_a_vocabulary_other_than_the_runs_is_refused(trained_run, tmp_path):
     assert "Traceback" not in done.stderr
   assert not (tmp_path / "export").exists()
   assert not (tmp_path / "p").exists()
+
+
+@pytest.mark.parametrize("override,message", [
+    ("num_heads=0", "num_heads must be an integer >= 1, got 0"),
+    ("hidden_size=-8", "hidden_size must be an integer >= 1, got -8"),
+    ("filter_size=0", "filter_size must be an integer >= 1, got 0"),
+    ("layer_prepostprocess_dropout=1.5",
+     "layer_prepostprocess_dropout must be in [0, 1), got 1.5"),
+])
+def test_hparams_that_cannot_build_a_model_write_nothing(tmp_path, override,
+                                                         message):
+  """One line before hparams.json is written, so that the corrected
+  command then trains in the same --output_dir."""
+  out = tmp_path / "run"
+  args = ["--problem=copy_sequence", "--hparams_set=transformer_tiny",
+          f"--output_dir={out}", "--train_steps=1"]
+  bad = command("t2t_trainer", *args, f"--hparams={override}")
+  assert bad.returncode == 2, bad.stderr[-2000:]
+  assert bad.stderr.strip().splitlines() == [f"error: {message}"]
+  assert not out.exists()
+  good = command("t2t_trainer", *args,
+                 "--hparams=hidden_size=32,filter_size=64,num_hidden_layers=1")
+  assert good.returncode == 0, good.stderr[-2000:]

@@ -11,6 +11,12 @@ from t2t_keras.errors import UserError
 from t2t_keras.hparams import HParams
 
 
+# Config fields whose hparams are named otherwise (tensor2tensor's names).
+_HPARAM = {"dropout": "layer_prepostprocess_dropout",
+           "key_size": "attention_key_size",
+           "value_size": "attention_value_size"}
+
+
 @dataclasses.dataclass(frozen=True)
 class TransformerConfig:
   hidden_size: int            # d_model
@@ -28,6 +34,24 @@ class TransformerConfig:
   max_positions: int          # rows of the learned position table
   shared_embedding: bool      # source and target embeddings are one matrix
   shared_embedding_and_softmax_weights: bool  # target emb = pre-softmax W
+
+  def __post_init__(self):
+    """Sizes a model can be built with, each refused in one line naming
+    the hparam (``num_heads=0`` would fail deep in a layer)."""
+    for name, least in (("hidden_size", 1), ("filter_size", 1),
+                        ("num_heads", 1), ("num_encoder_layers", 0),
+                        ("num_decoder_layers", 1), ("key_size", 1),
+                        ("value_size", 1), ("max_positions", 1)):
+      value = getattr(self, name)
+      if not isinstance(value, int) or isinstance(value, bool) or \
+          value < least:
+        raise UserError(f"{_HPARAM.get(name, name)} must be an integer >= "
+                        f"{least}, got {value!r}")
+    for name in ("dropout", "attention_dropout", "relu_dropout"):
+      value = getattr(self, name)
+      if not isinstance(value, (int, float)) or not 0 <= value < 1:
+        raise UserError(f"{_HPARAM.get(name, name)} must be in [0, 1), "
+                        f"got {value!r}")
 
   @classmethod
   def from_hparams(cls, hparams):
@@ -54,6 +78,10 @@ class TransformerConfig:
     heads = values["num_heads"]
     hidden = values["hidden_size"]
     layers = values["num_hidden_layers"]
+    for name in ("num_heads", "hidden_size", "num_hidden_layers"):
+      if not isinstance(values[name], int) or values[name] < 1:
+        raise UserError(f"{name} must be an integer >= 1, got "
+                        f"{values[name]!r}")
     if hidden % heads and not (values.get("attention_key_size")
                                and values.get("attention_value_size")):
       raise UserError(

@@ -115,6 +115,10 @@ def _train(config, log):
   objective = objective_from_hparams(hparams, lambda: (
       problem.decode_constraint(c.data_dir),
       decode_hparams("", problem.decode_defaults).extra_length), problem)
+  # Sizes a model cannot be built with, before hparams.json is written.
+  config_class = getattr(registry.model(c.model), "config_class", None)
+  if config_class is not None:
+    config_class.from_hparams(hparams)
   chief = strategy.extended.should_checkpoint
   if chief:
     os.makedirs(c.output_dir, exist_ok=True)
