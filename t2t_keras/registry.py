@@ -23,6 +23,7 @@ import importlib.util
 import os
 import re
 import sys
+import traceback
 
 from t2t_keras.errors import UserError
 
@@ -309,16 +310,38 @@ def import_usr_dir(usr_dir):
   """Imports a user's directory of registrations as a package.
 
   The directory must hold an ``__init__.py`` that imports (or defines) the
-  user's registered models, hparams sets and problems.
+  user's registered models, hparams sets and problems. It is imported from
+  its path, under its own name unless a module of that name is already
+  loaded (a folder called ``code`` is not the standard ``code`` module),
+  and an error it raises is one line naming the file and line.
   """
   if not usr_dir:
     return None
-  path = os.path.abspath(os.path.expanduser(usr_dir))
-  if not os.path.isfile(os.path.join(path, "__init__.py")):
+  path = os.path.abspath(os.path.expanduser(usr_dir)).rstrip(os.sep)
+  init = os.path.join(path, "__init__.py")
+  if not os.path.isfile(init):
     raise UserError(f"t2t_usr_dir {usr_dir!r} must be a directory with an "
                       "__init__.py that imports your registrations")
-  parent, name = os.path.split(path.rstrip(os.sep))
+  parent, name = os.path.split(path)
   if parent not in sys.path:
     sys.path.insert(0, parent)
   load_builtin()
-  return importlib.import_module(name)
+  loaded = sys.modules.get(name)
+  if loaded is not None and os.path.dirname(
+      os.path.abspath(getattr(loaded, "__file__", "") or "")) == path:
+    return loaded
+  module_name = name if loaded is None else f"t2t_usr_dir_{name}"
+  spec = importlib.util.spec_from_file_location(
+      module_name, init, submodule_search_locations=[path])
+  module = importlib.util.module_from_spec(spec)
+  sys.modules[module_name] = module
+  try:
+    spec.loader.exec_module(module)
+  except Exception as e:  # pylint: disable=broad-except
+    del sys.modules[module_name]
+    where = next((f"{frame.filename}:{frame.lineno}" for frame in
+                  reversed(traceback.extract_tb(e.__traceback__))
+                  if frame.filename.startswith(path + os.sep)), init)
+    raise UserError(f"--t2t_usr_dir={usr_dir} does not import: "
+                    f"{type(e).__name__}: {e} ({where})") from None
+  return module

@@ -87,3 +87,38 @@ def test_import_usr_dir(tmp_path):
 def test_import_usr_dir_needs_a_package(tmp_path):
   with pytest.raises(UserError, match="__init__.py"):
     registry.import_usr_dir(str(tmp_path))
+
+
+def test_usr_dir_named_like_a_standard_module_is_the_users(tmp_path):
+  """A folder called ``code`` (a standard module, already imported here)
+  is imported from its path, with its relative imports."""
+  import code  # noqa: F401  # pylint: disable=g-import-not-at-top,unused-import
+  usr = tmp_path / "code"
+  usr.mkdir()
+  (usr / "__init__.py").write_text("from . import sets  # noqa\n")
+  (usr / "sets.py").write_text(textwrap.dedent("""
+      from t2t_keras import registry
+
+      @registry.register_hparams
+      def code_dir_set():
+        h = registry.hparams("transformer_tiny")
+        h.hidden_size = 48
+        return h
+  """))
+  module = registry.import_usr_dir(str(usr))
+  assert module.__file__ == str(usr / "__init__.py")
+  assert registry.hparams("code_dir_set").hidden_size == 48
+
+
+def test_usr_dir_that_does_not_import_is_one_line(tmp_path):
+  usr = tmp_path / "broken_usr"
+  usr.mkdir()
+  (usr / "__init__.py").write_text("from . import models  # noqa\n")
+  (usr / "models.py").write_text("import nothing_by_this_name\n")
+  with pytest.raises(UserError) as raised:
+    registry.import_usr_dir(str(usr))
+  message = str(raised.value)
+  assert message.startswith(f"--t2t_usr_dir={usr} does not import: "
+                            "ModuleNotFoundError: No module named "
+                            "'nothing_by_this_name'"), message
+  assert message.endswith(f"({usr / 'models.py'}:1)"), message
