@@ -101,11 +101,11 @@ def decode(problem_name, model_dir, data_dir, source, target,
   if saved_model_dir:
     problem = (registry.problem(problem_name).for_data(data_dir)
                if problem_name else None)
-    log(f"decoding with the SavedModel {saved_model_dir}")
     decoder = SavedModelDecoder(
         saved_model_dir, postprocess=problem and problem.postprocess,
         repaired=problem and problem.repairs and problem.repaired,
         whole_words=whole_word_prefixes)
+    log(f"decoding with the SavedModel {saved_model_dir}")
     return decode_stream(decoder, source, target, window, log=log,
                          prefixes=prefixes)
   if ct2_model_dir:

@@ -2,13 +2,35 @@
 ``serving_default`` signature (with prefixes, its ``prefixed`` one) on
 length-sorted batches of lines, under the ``backend.Backend`` protocol."""
 
+import os
+
 import tensorflow as tf
 
 from t2t_keras.decoding.backend import Backend
 from t2t_keras.decoding.batching import length_sorted_chunks
 from t2t_keras.decoding.options import BATCH_SIZE
-from t2t_keras.errors import UserError
+from t2t_keras.errors import MissingFileError, UserError
 from t2t_keras.logs import native_stderr_filtered, native_stderr_silenced
+
+
+def check_saved_model(path):
+  """A one-line ``UserError`` unless ``path`` is a SavedModel directory: a
+  missing one, an export root (which names its newest version) and one
+  without saved_model.pb or variables/ (an export stopped halfway)."""
+  if not os.path.isdir(path):
+    raise MissingFileError(f"--saved_model_dir={path} does not exist")
+  versions = sorted((int(n) for n in os.listdir(path) if n.isdigit() and
+                     os.path.isdir(os.path.join(path, n))))
+  if not os.path.exists(os.path.join(path, "saved_model.pb")):
+    if versions:
+      newest = os.path.join(path, str(versions[-1]))
+      raise UserError(f"--saved_model_dir={path} is an export root: give a "
+                      f"version directory, e.g. {newest}")
+    raise UserError(f"--saved_model_dir={path} holds no saved_model.pb: "
+                    "not a SavedModel, or an export that did not finish")
+  if not os.path.isdir(os.path.join(path, "variables")):
+    raise UserError(f"--saved_model_dir={path} has no variables/ folder: "
+                    "an incomplete SavedModel; export it again")
 
 
 class SavedModelDecoder(Backend):
@@ -25,6 +47,7 @@ class SavedModelDecoder(Backend):
     # Imported for its side effect: it registers the tokenizer ops the
     # SavedModel's graph holds.
     import tensorflow_text  # noqa: F401  # pylint: disable=g-import-not-at-top,unused-import
+    check_saved_model(path)
     with native_stderr_silenced():   # SentencePiece's note at load
       self.signatures = tf.saved_model.load(path).signatures
     self.path, self.batch_size = path, batch_size

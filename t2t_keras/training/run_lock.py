@@ -4,7 +4,8 @@ and start time of the trainer that writes there.
 A second trainer on the same directory (a second terminal, a re-submitted
 cluster job) stops with one line naming the holder. A lock whose process is
 gone (its pid no longer exists on this host: killed, crashed, the machine
-rebooted) is taken over with a one-line note; so is a damaged lock file.
+rebooted, or the pid is this trainer's own, reused by a restarted
+container) is taken over with a one-line note; so is a damaged lock file.
 A lock held from another host cannot be checked and is never taken over.
 Only the chief of a multi-worker run takes it.
 """
@@ -62,7 +63,10 @@ class RunLock:
             f"{holder.get('started', '?')}, {self.path}); use another "
             "--output_dir, or delete the lock if that process is gone") \
             from None
-      if holder and _alive(int(holder["pid"])):
+      # Our own pid in a lock we have not taken: a restarted container
+      # reusing the pid of the trainer that left it.
+      if holder and int(holder["pid"]) != os.getpid() and \
+          _alive(int(holder["pid"])):
         raise UserError(
             f"{os.path.dirname(self.path)} is being trained by pid "
             f"{holder['pid']} on this host (since "
