@@ -14,6 +14,20 @@ def log_line(message):
 
 
 @contextlib.contextmanager
+def _stderr_to(fd):
+  """Points the process's file descriptor 2 at ``fd`` for the block."""
+  sys.stderr.flush()
+  saved = os.dup(2)
+  os.dup2(fd, 2)
+  try:
+    yield
+  finally:
+    sys.stderr.flush()
+    os.dup2(saved, 2)
+    os.close(saved)
+
+
+@contextlib.contextmanager
 def native_stderr_silenced(enabled=True):
   """Sends the process's file descriptor 2 to /dev/null for the block, so
   that lines C++ libraries print there (TensorFlow's start-up lines,
@@ -23,16 +37,11 @@ def native_stderr_silenced(enabled=True):
   if not enabled or os.environ.get("T2T_NATIVE_LOGS"):
     yield
     return
-  sys.stderr.flush()
-  saved = os.dup(2)
   devnull = os.open(os.devnull, os.O_WRONLY)
-  os.dup2(devnull, 2)
   try:
-    yield
+    with _stderr_to(devnull):
+      yield
   finally:
-    sys.stderr.flush()
-    os.dup2(saved, 2)
-    os.close(saved)
     os.close(devnull)
 
 
@@ -49,19 +58,13 @@ def native_stderr_kept():
   if os.environ.get("T2T_NATIVE_LOGS"):
     yield
     return
-  sys.stderr.flush()
-  saved = os.dup(2)
-  kept = tempfile.TemporaryFile()
-  os.dup2(kept.fileno(), 2)
-  try:
-    yield
-  finally:
-    sys.stderr.flush()
-    os.dup2(saved, 2)
-    os.close(saved)
-    kept.seek(0)
-    KEPT_LINES.extend(kept.read().decode("utf-8", "replace").splitlines())
-    kept.close()
+  with tempfile.TemporaryFile() as kept:
+    try:
+      with _stderr_to(kept.fileno()):
+        yield
+    finally:
+      kept.seek(0)
+      KEPT_LINES.extend(kept.read().decode("utf-8", "replace").splitlines())
 
 
 # C++ lines that say nothing a user can act on, dropped by

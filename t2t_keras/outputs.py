@@ -17,7 +17,8 @@ import shutil
 from t2t_keras.errors import ExistingFileError, UserError
 
 
-def _alive(pid):
+def alive(pid):
+  """Whether process ``pid`` exists on this host."""
   try:
     os.kill(pid, 0)
   except ProcessLookupError:
@@ -60,7 +61,7 @@ def _locked(path):
           holder = int(f.read().strip() or 0)
       except (OSError, ValueError):
         holder = 0
-      if holder and holder != os.getpid() and _alive(holder):
+      if holder and holder != os.getpid() and alive(holder):
         raise UserError(f"{path} is being written by another command (pid "
                         f"{holder}, {lock}); wait for it, or write "
                         "elsewhere") from None

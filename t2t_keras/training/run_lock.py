@@ -17,18 +17,13 @@ import socket
 
 from t2t_keras.errors import UserError
 from t2t_keras.logs import log_line
+from t2t_keras.outputs import alive
 
 LOCK_FILE = "trainer.lock"
 
 
-def _alive(pid):
-  try:
-    os.kill(pid, 0)
-  except ProcessLookupError:
-    return False
-  except PermissionError:     # someone else's process: alive
-    return True
-  return True
+# The lock files this process holds.
+_HELD = set()
 
 
 class RunLock:
@@ -63,10 +58,11 @@ class RunLock:
             f"{holder.get('started', '?')}, {self.path}); use another "
             "--output_dir, or delete the lock if that process is gone") \
             from None
-      # Our own pid in a lock we have not taken: a restarted container
-      # reusing the pid of the trainer that left it.
-      if holder and int(holder["pid"]) != os.getpid() and \
-          _alive(int(holder["pid"])):
+      # Our own pid in a lock this process has not taken: a restarted
+      # container reusing the pid of the trainer that left it.
+      ours = int(holder["pid"]) == os.getpid() if holder else False
+      if holder and ((ours and self.path in _HELD) or
+                     (not ours and alive(int(holder["pid"])))):
         raise UserError(
             f"{os.path.dirname(self.path)} is being trained by pid "
             f"{holder['pid']} on this host (since "
@@ -79,12 +75,15 @@ class RunLock:
       with open(partial, "w", encoding="utf-8") as f:
         f.write(text)
       os.replace(partial, self.path)
+      _HELD.add(self.path)
       return self
     with os.fdopen(fd, "w", encoding="utf-8") as f:
       f.write(text)
+    _HELD.add(self.path)
     return self
 
   def release(self):
+    _HELD.discard(self.path)
     holder = self._holder()
     if holder and holder.get("pid") == self.mine["pid"] and \
         holder.get("host") == self.mine["host"]:
