@@ -89,12 +89,13 @@ def _partial(path):
 
 
 @contextlib.contextmanager
-def output_file(path, mode="wb"):
-  """Yields a file object open on a temporary name beside ``path``; renames
-  it to ``path`` when the block ends cleanly, removes it otherwise."""
+def output_file(path, mode="wb", **options):
+  """Yields a file object open on a temporary name beside ``path``
+  (``open``'s ``mode`` and ``options``); renames it to ``path`` when the
+  block ends cleanly, removes it otherwise."""
   partial = _partial(path)
   with _locked(path):
-    f = open(partial, mode)  # pylint: disable=consider-using-with
+    f = open(partial, mode, **options)  # pylint: disable=consider-using-with
     try:
       yield f
       f.close()
@@ -107,12 +108,13 @@ def output_file(path, mode="wb"):
 
 @contextlib.contextmanager
 def output_dir(path):
-  """Yields a new, empty temporary directory beside ``path`` to fill;
-  renames it to ``path`` when the block ends cleanly (``path`` must not
-  exist), removes it otherwise. A reader of the parent (TF Serving scanning an export
+  """Yields a new, empty temporary directory beside ``path`` (its parent
+  made if need be) to fill; renames it to ``path`` when the block ends
+  cleanly (``path`` must not exist), removes it otherwise. A reader of the parent (TF Serving scanning an export
   root for numbered versions) never sees half of it."""
   if os.path.exists(path):
     raise ExistingFileError(f"{path} exists; nothing was written")
+  os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
   partial = _partial(path)
   with _locked(path):
     try:

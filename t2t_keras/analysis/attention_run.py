@@ -31,14 +31,14 @@ def attention_pictures(problem_name, model_dir, data_dir, sources, out_dir,
     raise UserError(f"{len(sources)} source sentence(s) but {len(targets)} "
                     "target(s): give one target per source")
   problem = registry.problem(problem_name).for_data(data_dir)
-  check_run_vocab(problem, data_dir, model_dir, checkpoint_path)
+  vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
+  check_run_vocab(vocabs, data_dir, model_dir, checkpoint_path)
   # float32 whatever the run trained in: the pictures' weights at full
   # precision; speed does not matter for a few sentences.
   model, _, _, path = load_model_from_dir(model_dir, checkpoint_path,
                                           activation_dtype="float32")
   decode = decode_hparams(decode_overrides, problem.decode_defaults)
-  reader = AttentionReader(model, problem.input_vocab(data_dir), decode,
-                           target_vocab=problem.target_vocab(data_dir))
+  reader = AttentionReader(model, vocabs[0], decode, target_vocab=vocabs[1])
   log(f"attention of {path}, beam {decode.beam_size}"
       if targets is None else f"attention of {path}, forced targets")
   all_maps = []

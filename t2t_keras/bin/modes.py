@@ -64,9 +64,8 @@ class Modes:
 
   def defined(self, flag_values):
     """The flags the command defines (absl's own left out)."""
-    return {f.name for module, defined in
-            flag_values.flags_by_module_dict().items()
-            if not module.startswith("absl") for f in defined}
+    from t2t_keras.bin import common  # pylint: disable=g-import-not-at-top
+    return set(common.flag_values(flag_values))
 
   def unread(self, flag_values):
     """(flag, message) for the first flag given that no active mode reads,

@@ -10,8 +10,8 @@ warnings and errors reach standard error (TF_CPP_MIN_LOG_LEVEL=1: INFO
 lines stay hidden). ``--tf_logs`` on the command line shows everything,
 and T2T_NATIVE_LOGS=1 then keeps the library's later C++ notes
 (``logs.native_stderr_silenced``) on as well. Python errors raised by the
-import itself are still shown. (t2t-bleu and
-t2t-evalb never import TensorFlow, and start in a fraction of a second.)
+import itself are still shown. (t2t-bleu and t2t-evalb never import
+TensorFlow, and start in a fraction of a second.)
 """
 
 import os

@@ -15,6 +15,7 @@ import os
 import tensorflow as tf
 
 from t2t_keras import json_files
+from t2t_keras.outputs import output_file
 
 
 def mix_path(data_dir, data_name):
@@ -30,9 +31,8 @@ def write_mix(path, corpora):
   """Records ``corpora``, a list of (prefix, weight), atomically."""
   parts = [{"prefix": prefix, "weight": weight, "split": part_split(i)}
            for i, (prefix, weight) in enumerate(corpora)]
-  with open(path + ".partial", "w", encoding="utf-8") as f:
+  with output_file(path, "w", encoding="utf-8") as f:
     json.dump({"train": parts}, f, indent=1)
-  os.replace(path + ".partial", path)
 
 
 def read_mix(path):

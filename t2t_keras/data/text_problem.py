@@ -29,6 +29,7 @@ from t2t_keras.data.vocab import SubwordVocab
 from t2t_keras.errors import MissingFileError, UserError
 from t2t_keras.ids import EOS_ID
 from t2t_keras.logs import log_line
+from t2t_keras.outputs import output_file
 
 DEFAULT_BYTE_BUDGET = 1_000_000
 SHARDS = {"train": 10, "dev": 1, "test": 1}
@@ -352,9 +353,8 @@ class Text2TextProblem(Problem):
 
   def _write_manifest(self, data_dir, manifest):
     path = self._manifest(data_dir)
-    with open(path + ".partial", "w", encoding="utf-8") as f:
+    with output_file(path, "w", encoding="utf-8") as f:
       json.dump(manifest, f, indent=1, sort_keys=True)
-    os.replace(path + ".partial", path)
 
   def count_longer(self, split, data_dir, max_length):
     """As ``Problem.count_longer``, from the lengths datagen recorded

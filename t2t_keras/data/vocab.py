@@ -20,6 +20,7 @@ import tempfile
 from t2t_keras.errors import MissingFileError, UserError
 from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.logs import native_stderr_silenced
+from t2t_keras.outputs import output_file
 
 UNK_ID = 2
 MODEL_TYPES = ("bpe", "unigram")
@@ -106,10 +107,8 @@ class SubwordVocab:
 
   def save(self, path):
     """Writes the model atomically (a reader never sees half a file)."""
-    partial = path + ".partial"
-    with open(partial, "wb") as f:
+    with output_file(path) as f:
       f.write(self.model_proto)
-    os.replace(partial, path)
 
   # -- Python ---------------------------------------------------------------
   @property

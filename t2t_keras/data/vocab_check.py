@@ -15,6 +15,14 @@ from t2t_keras.errors import UserError
 from t2t_keras.models.builder import MODEL_SPEC
 
 
+def vocabs_digest(vocabs):
+  """SHA-256 of the (input, target) vocabularies' files."""
+  digest = hashlib.sha256()
+  for vocab in vocabs:
+    digest.update(getattr(vocab, "model_proto", b""))
+  return digest.hexdigest()
+
+
 def vocab_digest(problem, data_dir):
   """SHA-256 of the problem's vocabulary files (input, then target), or
   None for a problem without a text vocabulary."""
@@ -22,10 +30,7 @@ def vocab_digest(problem, data_dir):
     vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
   except UserError:
     return None
-  digest = hashlib.sha256()
-  for vocab in vocabs:
-    digest.update(getattr(vocab, "model_proto", b""))
-  return digest.hexdigest()
+  return vocabs_digest(vocabs)
 
 
 def _run_dirs(model_dir, checkpoint_path):
@@ -39,19 +44,20 @@ def _run_dirs(model_dir, checkpoint_path):
   return found
 
 
-def check_run_vocab(problem, data_dir, model_dir, checkpoint_path=None):
-  """A ``UserError`` when ``data_dir``'s vocabulary is not the one recorded
-  by the run in ``model_dir``, or by the run of any ``checkpoint_path``
-  folder that holds a model.json (``<run>/avg`` does: t2t-avg-all copies
-  it). A folder without the record is not checked here."""
+def check_run_vocab(vocabs, data_dir, model_dir, checkpoint_path=None):
+  """A ``UserError`` when ``vocabs``, the (input, target) vocabularies of
+  ``data_dir``, are not those recorded by the run in ``model_dir``, or by
+  the run of any ``checkpoint_path`` folder that holds a model.json
+  (``<run>/avg`` does: t2t-avg-all copies it). A folder without the record
+  is not checked here."""
   here = None
   for folder in _run_dirs(model_dir, checkpoint_path):
     path = os.path.join(folder, MODEL_SPEC)
     if not os.path.exists(path):
       continue
     recorded = json_files.load(path).get("vocab_sha256")
-    here = here or vocab_digest(problem, data_dir)
-    if recorded and here is not None and here != recorded:
+    here = here or vocabs_digest(vocabs)
+    if recorded and here != recorded:
       raise UserError(
           f"{data_dir}'s vocabulary is not the one {folder} was trained "
           f"with (SHA-256 {here[:12]}... here, {recorded[:12]}... in "

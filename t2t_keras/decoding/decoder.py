@@ -49,7 +49,6 @@ class Decoder(Backend):
     ids = tf.TensorSpec([None, None], tf.int32)
     self._search = tf.function(lambda inputs: search(inputs, constraint),
                                input_signature=[ids], autograph=False)
-    self.whole_words = whole_words
     self._search_prefixed = tf.function(
         lambda inputs, prefixes: search(inputs, PrefixConstraint(
             prefixes, word_starts_of(self.target_vocab) if whole_words

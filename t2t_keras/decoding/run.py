@@ -28,8 +28,8 @@ def _load(problem_name, model_dir, data_dir, checkpoint_path, hparams_set,
           model_name, activation_dtype):
   """(problem, (input vocab, target vocab), model, checkpoint path)."""
   problem = registry.problem(problem_name).for_data(data_dir)
-  check_run_vocab(problem, data_dir, model_dir, checkpoint_path)
   vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
+  check_run_vocab(vocabs, data_dir, model_dir, checkpoint_path)
   model, _, spec, path = load_models(model_dir, checkpoint_path,
                                      activation_dtype)
   check_trained_with(spec, model_dir, hparams_set, model_name)

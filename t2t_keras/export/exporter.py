@@ -53,7 +53,6 @@ def export(model, vocab, hparams, export_dir, version=None,
   if os.path.exists(path):
     raise ExistingFileError(f"{path} exists; TF Serving versions are never "
                           "overwritten: pick another --export_version")
-  os.makedirs(export_dir, exist_ok=True)
   best_only = hparams.copy()
   best_only.return_beams = False
   beams = search_function(model, best_only)

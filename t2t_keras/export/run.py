@@ -34,8 +34,8 @@ def export_run(problem_name, model_dir, data_dir, checkpoint_path=None,
     raise UserError("t2t-exporter exports one model: an ensemble "
                     "(--checkpoint_path=A,B) decodes through t2t-decoder only")
   problem = registry.problem(problem_name).for_data(data_dir)
-  check_run_vocab(problem, data_dir, model_dir, checkpoint_path)
   vocabs = problem.input_vocab(data_dir), problem.target_vocab(data_dir)
+  check_run_vocab(vocabs, data_dir, model_dir, checkpoint_path)
   model, _, spec, path = load_model_from_dir(model_dir, checkpoint_path,
                                              activation_dtype)
   check_trained_with(spec, model_dir, hparams_set, model_name)
