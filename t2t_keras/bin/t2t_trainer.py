@@ -62,11 +62,18 @@ flags.DEFINE_integer("random_seed", RunConfig.seed,
 flags.DEFINE_string("warm_start_from", None,
                     "Start a new run from this run directory's (or "
                     "checkpoint's) model weights: fine-tuning. The model "
-                    "shape and vocabulary must match. Ignored once "
-                    "--output_dir has a checkpoint (the run resumes).")
+                    "shape must match; the vocabulary too, unless "
+                    "--warm_start_vocab=map. Ignored once --output_dir has "
+                    "a checkpoint (the run resumes).")
 flags.DEFINE_bool("warm_start_optimizer", False,
                   "With --warm_start_from, take the source's optimizer "
                   "state and step too (default: fresh, step 0).")
+flags.DEFINE_enum("warm_start_vocab", "same", ["same", "map"],
+                  "With --warm_start_from: same (the source's vocabulary; "
+                  "another is refused) or map (a --data_dir with another "
+                  "vocabulary: the rows of pieces both hold are kept, a new "
+                  "piece starts from the mean of the rows of the pieces the "
+                  "old vocabulary splits it into).")
 
 
 MODES = modes.Modes("t2t-trainer", exclusive=(
@@ -91,7 +98,8 @@ MODES = modes.Modes("t2t-trainer", exclusive=(
     modes.Mode("with --worker_gpu", frozenset({"allow_cpu"}),
                when=lambda f: f.worker_gpu is not None,
                example=("--worker_gpu=1",)),
-    modes.Mode("with --warm_start_from", frozenset({"warm_start_optimizer"}),
+    modes.Mode("with --warm_start_from",
+               frozenset({"warm_start_optimizer", "warm_start_vocab"}),
                when=lambda f: f.warm_start_from,
                example=("--warm_start_from=run",)),
 ))
@@ -122,7 +130,8 @@ def main():
       train_minutes=FLAGS.train_minutes,
       flags=common.flag_values(FLAGS),
       warm_start_from=FLAGS.warm_start_from,
-      warm_start_optimizer=FLAGS.warm_start_optimizer))
+      warm_start_optimizer=FLAGS.warm_start_optimizer,
+      warm_start_vocab=FLAGS.warm_start_vocab))
   return 0
 
 

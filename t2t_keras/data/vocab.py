@@ -44,6 +44,7 @@ class SubwordVocab:
       raise UserError("not a t2t_keras vocabulary: padding and EOS must be "
                        f"ids {PAD_ID} and {EOS_ID}")
     self._tf_tokenizer = None
+    self._inside = None
 
   # -- building and files ---------------------------------------------------
   @classmethod
@@ -123,6 +124,21 @@ class SubwordVocab:
   def encode(self, text):
     """str -> list of ids, without EOS."""
     return self._sp.encode(text)
+
+  def encode_inside(self, text):
+    """str -> ids of ``text`` as it is spelled inside a line: no word
+    start added before it (``encode`` adds one, as at a line's start);
+    a space or U+2581 marks one. How another vocabulary's piece ("ing",
+    "\u2581dog") is spelled in this one."""
+    if self._inside is None:
+      import sentencepiece  # pylint: disable=g-import-not-at-top
+      from sentencepiece import sentencepiece_model_pb2  # pylint: disable=g-import-not-at-top
+      model = sentencepiece_model_pb2.ModelProto()
+      model.ParseFromString(self.model_proto)
+      model.normalizer_spec.add_dummy_prefix = False
+      self._inside = sentencepiece.SentencePieceProcessor(
+          model_proto=model.SerializeToString())
+    return self._inside.encode(text.replace("\u2581", " "))
 
   def encode_sampled(self, text, dropout):
     """str -> ids of one random segmentation, without EOS: each BPE merge

@@ -48,12 +48,16 @@ MODEL_SPEC = "model.json"
 
 
 def model_spec(model_name, input_vocab_size, target_vocab_size,
-               problem_name=None, flags=None, vocab_sha256=None):
-  """What rebuilding the model needs, as model.json holds it."""
+               problem_name=None, flags=None, vocab_sha256=None,
+               data_dir=None):
+  """What rebuilding the model needs, as model.json holds it (and the
+  absolute ``data_dir`` it trained on, where a mapped warm start finds its
+  vocabulary)."""
   return {"model": model_name, "input_vocab_size": int(input_vocab_size),
           "target_vocab_size": int(target_vocab_size),
           "problem": problem_name, "flags": dict(flags or {}),
-          "vocab_sha256": vocab_sha256}
+          "vocab_sha256": vocab_sha256,
+          "data_dir": data_dir and os.path.abspath(data_dir)}
 
 
 def save_model_spec(output_dir, spec):

@@ -60,6 +60,8 @@ class RunConfig:
   warm_start_from: a run directory or checkpoint whose model weights a new
     run starts from (``training.warm_start``); None: random weights.
   warm_start_optimizer: take the source's optimizer state (and step) too.
+  warm_start_vocab: "same" (the source's vocabulary, or a refusal) or
+    "map" (rows carried over piece by piece to this data's vocabulary).
   """
   problem: str
   hparams_set: str
@@ -85,3 +87,4 @@ class RunConfig:
   flags: dict = dataclasses.field(default_factory=dict)
   warm_start_from: Optional[str] = None
   warm_start_optimizer: bool = False
+  warm_start_vocab: str = "same"

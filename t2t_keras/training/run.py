@@ -6,6 +6,7 @@ import os
 import keras
 import tensorflow as tf
 
+from t2t_keras import checkpoint_io
 from t2t_keras import registry
 from t2t_keras.data import pipeline
 from t2t_keras.decoding.options import decode_hparams
@@ -26,6 +27,7 @@ from t2t_keras.training.strategy import make_strategy
 from t2t_keras.training.signals import SignalStopHook
 from t2t_keras.training.time_limit import TimeLimitHook
 from t2t_keras.training.trainer import Trainer
+from t2t_keras.training.warm_start import plan as plan_warm_start
 from t2t_keras.training.warm_start import warm_start
 
 
@@ -119,13 +121,23 @@ def _train(config, log):
   config_class = getattr(registry.model(c.model), "config_class", None)
   if config_class is not None:
     config_class.from_hparams(hparams)
+  spec = model_spec(c.model, input_vocab, target_vocab, c.problem, c.flags,
+                    vocab_digest(problem, c.data_dir), c.data_dir)
+  # A warm start's source is checked before the new run writes anything.
+  planned = None
+  if c.warm_start_from and not (os.path.isdir(c.output_dir) and
+                                checkpoint_io.newest_readable(c.output_dir)):
+    planned = plan_warm_start(c.warm_start_from, spec, hparams,
+                              c.warm_start_vocab, problem, c.data_dir)
+    if planned.maps is not None and c.warm_start_optimizer:
+      raise UserError("--warm_start_optimizer with --warm_start_vocab=map: "
+                      "the optimizer's moments are per row of the old "
+                      "vocabulary; a mapped start takes a fresh optimizer")
   chief = strategy.extended.should_checkpoint
   if chief:
     os.makedirs(c.output_dir, exist_ok=True)
   # One trainer writes a run directory (the chief of a multi-worker run).
   with RunLock(c.output_dir, log) if chief else contextlib.nullcontext():
-    spec = model_spec(c.model, input_vocab, target_vocab, c.problem, c.flags,
-                      vocab_digest(problem, c.data_dir))
     if chief:
       hparams.save(os.path.join(c.output_dir, "hparams.json"))
       save_model_spec(c.output_dir, spec)
@@ -148,12 +160,13 @@ def _train(config, log):
         log(f"resumed from {restored} at step {trainer.step}" + (
             " (--warm_start_from starts new runs only)"
             if c.warm_start_from else ""))
-      elif c.warm_start_from:
-        source = warm_start(trainer, c.warm_start_from, spec, hparams,
-                            c.warm_start_optimizer)
-        log(f"warm start from {source}: its model weights" + (
+      elif planned is not None:
+        warm_start(trainer, planned, c.warm_start_optimizer)
+        log(f"warm start from {planned.path}: its model weights" + (
             f" and optimizer state (step {trainer.step})"
             if c.warm_start_optimizer else ", a fresh optimizer, step 0"))
+        if planned.maps is not None:
+          log(planned.describe())
       trainer.begin(restored=bool(restored))
       log(f"training {c.model}/{c.hparams_set} on {c.problem}: "
           f"{trainer.model.count_params():,} parameters, "
