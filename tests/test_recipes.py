@@ -80,30 +80,34 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
   shared = tmp_path / "shared"
   for folder, name, n in (("wmt_train_sample", "wmt15_ende_10k.tok", 60),
                           ("wmt14", "newstest2013", 8),
-                          ("multi30k", "val", 8)):
-    (shared / folder).mkdir(parents=True)
+                          ("multi30k", "train", 60), ("multi30k", "val", 8)):
+    (shared / folder).mkdir(parents=True, exist_ok=True)
     for lang in ("en", "de"):
       _head(os.path.join(shared_data, folder, f"{name}.{lang}"),
             shared / folder / f"{name}.{lang}", n)
-  done = _recipe("finetune_news.sh", str(tmp_path / "run"),
-                 str(tmp_path / "data"), str(shared),
+  done = _recipe("finetune_news.sh", str(tmp_path / "run"), str(shared),
                  str(tmp_path / "news_data"), str(tmp_path / "news_run"),
-                 STEPS="2", EVAL_EVERY="2", EVAL_LINES="4",
+                 STEPS="2", EVAL_EVERY="2", EVAL_LINES="4", VOCAB="800",
                  HPARAMS=TOY + ",learning_rate_warmup_steps=1")
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
   out = done.stdout
-  assert "--warm_start_from=" in out and "fine-tuning wall time:" in out
-  for expected in ("newstest2013, the Multi30k model:",
-                   "newstest2013, fine-tuned:",
-                   "Multi30k val, the Multi30k model:",
-                   "Multi30k val, fine-tuned:"):
-    assert out.count(expected + "\nBLEU (sacreBLEU") == 1, out[-3000:]
-  assert "warm start" in (out + done.stderr).lower(), done.stderr[-3000:]
-  train = (tmp_path / "news_data" / "raw" / "train.en").read_text(
+  assert "--warm_start_vocab=map" in out and "fine-tuning wall time:" in out
+  for test_set in ("newstest2013", "Multi30k val"):
+    for kind in ("source", "news", "mixed"):
+      assert out.count(f"{test_set}, {kind}:\nBLEU (sacreBLEU") == 1, \
+          out[-3000:]
+  assert out.count("chrF (sacreBLEU) = ") >= 6, out[-3000:]
+  log = out + done.stderr
+  assert log.count(" pieces kept from ") == 2, log[-3000:]
+  assert "train.0: " in log or "mixed by sampling" in log, log[-3000:]
+  train = (tmp_path / "news_data" / "raw" / "news.en").read_text(
       encoding="utf-8")
+  # Detokenized: no escaped characters, no space before a comma.
   assert "&apos;" not in train and "&quot;" not in train
-  for name in ("before/newstest2013.de", "newstest2013.de",
-               "before/multi30k_val.de", "multi30k_val.de"):
+  assert " ," not in train and "," in train
+  for name in ("source/newstest2013.de", "news/newstest2013.de",
+               "mixed/newstest2013.de", "source/multi30k_val.de",
+               "mixed/multi30k_val.de"):
     assert len((tmp_path / "news_run" / name).read_text(
         encoding="utf-8").splitlines()) == 8
 
