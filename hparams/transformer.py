@@ -32,8 +32,7 @@ def transformer_base():
       relu_dropout=0.0,               # not used by the paper's base model
       label_smoothing=0.1,            # epsilon_ls
       # What training minimizes (training/objective.py): "softmax" over the
-      # vocabulary (the paper), or "allowed_softmax" over the tokens the
-      # problem's decoding constraint allows at each position.
+      # vocabulary (the paper); the only one.
       training_objective="softmax",
       # Not in the paper: > 0 trains one encoder-decoder attention head to
       # look at the source token the output copies next, weighted so

@@ -23,8 +23,6 @@ Interface (``Constraint``):
     (EOS included); the search raises its length limits to them.
 """
 
-import copy
-
 import tensorflow as tf
 
 from t2t_keras.ids import EOS_ID, PAD_ID
@@ -51,19 +49,6 @@ class Constraint:
   def min_limits(self, state):
     del state
     return None
-
-
-def for_model(constraint, model):
-  """``constraint`` as ``model`` reads it: a model trained with a softmax
-  over the allowed tokens (``training.objective``, its attribute
-  ``allowed_softmax``) gives its distribution renormalized over them, so
-  its searches and scores renormalize whatever the constraint's default."""
-  if (constraint is None or constraint.renormalize
-      or not getattr(model, "allowed_softmax", False)):
-    return constraint
-  renormalized = copy.copy(constraint)
-  renormalized.renormalize = True
-  return renormalized
 
 
 def per_hypothesis(tensor, hypotheses):

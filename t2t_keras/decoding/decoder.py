@@ -11,8 +11,7 @@ import tensorflow as tf
 from t2t_keras.decoding.backend import Backend
 from t2t_keras.decoding.batching import (encode_with_eos,
                                          length_sorted_chunks, padded)
-from t2t_keras.decoding.constraints import (PrefixConstraint, for_model,
-                                             word_starts_of)
+from t2t_keras.decoding.constraints import PrefixConstraint, word_starts_of
 from t2t_keras.decoding.search import search_function
 from t2t_keras.ids import PAD_ID
 from t2t_keras.layers.masks import NEG_INF
@@ -44,7 +43,7 @@ class Decoder(Backend):
     self.model, self.vocab, self.hparams = model, vocab, hparams
     self.target_vocab = target_vocab or vocab
     self.postprocess, self.repaired = postprocess, repaired
-    self.constraint = constraint = for_model(constraint, model)
+    self.constraint = constraint
     search = search_function(model, hparams)
     ids = tf.TensorSpec([None, None], tf.int32)
     self._search = tf.function(lambda inputs: search(inputs, constraint),

@@ -16,7 +16,7 @@ import tensorflow as tf
 from t2t_keras.decode_defaults import DEFAULT_WINDOW
 from t2t_keras.decoding.steps import EXTRA_LENGTH
 from t2t_keras.decoding.constraints import (NEG_INF, constrained_log_probs,
-                                            for_model, step_masks)
+                                            step_masks)
 from t2t_keras.decoding.batching import (encode_with_eos,
                                          length_sorted_chunks, padded,
                                          windows)
@@ -48,7 +48,7 @@ class Scorer:
                batch_size=BATCH_SIZE, constraint=None,
                extra_length=EXTRA_LENGTH):
     self.model, self.vocab = model, vocab
-    self.constraint = for_model(constraint, model)
+    self.constraint = constraint
     self.extra_length = extra_length
     self.target_vocab = target_vocab or vocab
     self.max_input_length, self.batch_size = max_input_length, batch_size

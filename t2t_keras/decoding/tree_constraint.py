@@ -141,24 +141,22 @@ class TreeConstraint(Constraint):
             "last": tf.zeros([n], tf.int32),
             "opens": tf.zeros([n], tf.int32)}
 
-  def _next_leaf(self, state, vocab, placed=None):
-    """(the next leaf token, whether it begins a word), shaped as
-    ``placed`` (default the state's [n]; ``along`` passes [n, length])."""
-    placed = state["placed"] if placed is None else placed
+  def _next_leaf(self, state, vocab):
+    """(the next leaf token, whether it begins a word), [n] each."""
+    placed = state["placed"]
     if self.leaf_id is not None:
       return (tf.fill(tf.shape(placed), self.leaf_id),
               tf.ones(tf.shape(placed), tf.bool))
     source = state["source"]
     at = tf.minimum(placed, tf.shape(source)[1] - 1)
-    piece = tf.reshape(tf.gather(source, tf.reshape(
-        at, [tf.shape(at)[0], -1]), batch_dims=1), tf.shape(at))
+    piece = tf.gather(source, at[:, None], batch_dims=1)[:, 0]
     return piece, tf.gather(self._table("word_start", vocab), piece)
 
   def _rules(self, left, depth, opens, fresh, starts_word, step, remaining,
              leaves):
-    """The module docstring's rules on broadcastable int/bool tensors (one
-    step of n hypotheses, or every position of given outputs): (may open,
-    may close, may place the next leaf, may end)."""
+    """The module docstring's rules on int/bool [n] tensors (one step of n
+    hypotheses): (may open, may close, may place the next leaf, may
+    end)."""
     boundary = tf.equal(left, 0) | starts_word
     may_open = (boundary & (left > 0) & (depth < self.max_depth) &
                 (opens < self.max_opens) & ((depth > 0) | tf.equal(step, 0)) &
@@ -219,66 +217,3 @@ class TreeConstraint(Constraint):
 
   def min_limits(self, state):
     return state["leaves"] + 3
-
-  def along(self, inputs, targets, limits):
-    """What ``allowed`` answers at every position of given outputs, at
-    once (no loop over steps), in a compact form: the opening brackets and
-    EOS, a column each, and at most one leaf and one closing bracket.
-
-    Args:
-      inputs: int [batch, source_length].
-      targets: int [batch, length], EOS-terminated, 0-padded: well-formed
-        outputs (where one is not, the answers past its first fault may
-        differ from the search's).
-      limits: int32 [batch], the searches' length limits, before
-        ``min_limits`` (it is applied here).
-    Returns:
-      (shared ids int32 [F]: every opening bracket, then EOS;
-       shared allowed bool [batch, length, F];
-       ids int32 [batch, length, 2]: the next leaf and the closing
-         bracket of the innermost open constituent (0 where none);
-       allowed bool [batch, length, 2]).
-    """
-    targets = tf.cast(targets, tf.int32)
-    state = self.start(inputs, 1)
-    limits = tf.maximum(tf.cast(limits, tf.int32), self.min_limits(state))
-    vocab = tf.maximum(tf.reduce_max(targets) + 1,
-                       tf.shape(self.tables["close_of"])[0])
-    close_of = tf.gather(self._table("close_of", vocab), targets)
-    opened = close_of >= 0
-    closed = tf.gather(self._table("is_close", vocab), targets)
-    leaf = ~opened & ~closed & (targets > EOS_ID)
-    as_int = lambda b: tf.cast(b, tf.int32)  # pylint: disable=unnecessary-lambda-assignment
-    exclusive = lambda x: tf.cumsum(x, axis=1, exclusive=True)  # pylint: disable=unnecessary-lambda-assignment
-    depth = exclusive(as_int(opened) - as_int(closed))        # before t
-    placed = exclusive(as_int(leaf))
-    left = state["leaves"][:, None] - placed
-    length = tf.shape(targets)[1]
-    step = tf.range(length)[None, :]
-    piece, starts_word = self._next_leaf(state, vocab, placed)
-    # Before t: the last token opened a bracket (``fresh``); brackets
-    # opened since the last leaf (``opens``); the innermost open bracket.
-    fresh = tf.pad(opened[:, :-1], [[0, 0], [1, 0]])
-    count = tf.cumsum(as_int(opened), axis=1)
-    earlier = step[:, :, None] > step[:, None, :]             # [1, t, s]: s < t
-    opens = exclusive(as_int(opened)) - tf.reduce_max(
-        tf.where(earlier & leaf[:, None, :], count[:, None, :], 0), axis=2)
-    innermost = earlier & opened[:, None, :] & tf.equal(
-        depth[:, None, :], depth[:, :, None] - 1)
-    last = tf.reduce_max(tf.where(innermost, step[:, None, :], -1), axis=2)
-    close = tf.where(last >= 0, tf.gather(close_of, tf.maximum(last, 0),
-                                          batch_dims=1), -1)
-    may_open, may_close, may_leaf, may_end = self._rules(
-        left, depth, opens, fresh, starts_word, step,
-        limits[:, None] - step, state["leaves"][:, None])
-    may_close &= close >= 0
-    open_ids = tf.constant(np.flatnonzero(self.tables["close_of"] >= 0),
-                           tf.int32)
-    any_open = tf.size(open_ids) > 0
-    stuck = ~((may_open & any_open) | may_close | may_leaf | may_end)
-    shared = tf.concat([tf.broadcast_to(may_open[..., None], tf.concat(
-        [tf.shape(may_open), tf.shape(open_ids)], 0)),
-                        (may_end | stuck)[..., None]], axis=2)
-    return (tf.concat([open_ids, [EOS_ID]], 0), shared,
-            tf.stack([piece, tf.maximum(close, 0)], axis=2),
-            tf.stack([may_leaf, may_close], axis=2))

@@ -28,8 +28,7 @@ import time
 import tensorflow as tf
 
 from t2t_keras import checkpoint_io
-from t2t_keras.decoding.constraints import (PrefixConstraint, for_model,
-                                             word_starts_of)
+from t2t_keras.decoding.constraints import PrefixConstraint, word_starts_of
 from t2t_keras.decoding.search import search_function
 from t2t_keras.errors import ExistingFileError, UserError
 from t2t_keras.logs import native_stderr_silenced
@@ -47,7 +46,6 @@ def export(model, vocab, hparams, export_dir, version=None,
   ``constraint`` (a ``decoding.constraints.Constraint``) applies to every
   search."""
   target_vocab = target_vocab or vocab
-  constraint = for_model(constraint, model)
   version = int(version if version is not None else time.time())
   path = os.path.join(export_dir, str(version))
   if os.path.exists(path):

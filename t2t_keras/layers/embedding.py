@@ -29,8 +29,6 @@ class TokenEmbedding(keras.layers.Layer):
   in the compute dtype, for a loss that computes in float32 itself).
   ``call(x, reverse=True, transposed=transposed())``: the same product with
   ``W^T`` formed beforehand, for many products of few rows (decoding).
-  ``logits_of(x, shared_ids, ids)``: the product with a few rows of W only
-  (a loss over the tokens a constraint allows).
   """
 
   def __init__(self, vocab_size, hidden_size, initializer=None, **kwargs):
@@ -59,23 +57,6 @@ class TokenEmbedding(keras.layers.Layer):
     forms W^T (and its cast) once a batch and passes it to ``call``.
     """
     return ops.transpose(ops.cast(self.embeddings, self.compute_dtype))
-
-  def logits_of(self, x, shared_ids, ids):
-    """The pre-softmax products with some rows only.
-
-    Args:
-      x: [batch, length, d_model].
-      shared_ids: int [F], rows for every position.
-      ids: int [batch, length, K], rows for each position.
-    Returns:
-      float32 ([batch, length, F], [batch, length, K]): ``x W[ids]^T``.
-    """
-    weights = ops.cast(self.embeddings, x.dtype)
-    shared = ops.einsum("btd,fd->btf", x,
-                        ops.take(weights, ops.cast(shared_ids, "int32"), 0))
-    rows = ops.take(weights, ops.cast(ids, "int32"), axis=0)
-    own = ops.sum(x[:, :, None, :] * rows, axis=-1)
-    return ops.cast(shared, "float32"), ops.cast(own, "float32")
 
   def call(self, inputs, reverse=False, transposed=None, float32=True):
     if reverse:

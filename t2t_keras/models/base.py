@@ -17,8 +17,7 @@ target_length, target_vocab_size], position t predicting targets[:, t]
 
 ``attention_layers()`` (optional) names the attention layers for
 inspection; ``training_logits(features)`` (optional) is what the training
-loss takes; ``candidate_logits`` (optional) the logits of a few tokens, for a
-loss over the tokens a constraint allows.
+loss takes.
 
 ``state`` and ``cache`` are nested structures (dicts, lists, tuples) of
 tensors whose first axis is the batch: beam search repeats each row of
@@ -55,22 +54,6 @@ class Seq2SeqModel(keras.Model):
     loss computes in float32 either way; under mixed precision this skips a
     cast of the [tokens, vocab] logits forward and back)."""
     return self(features, training=True)
-
-  def candidate_logits(self, features, shared_ids, ids, training=None):
-    """float32 logits of chosen tokens only, for a loss over them
-    (``training.objective``).
-
-    Args:
-      features: as ``call``.
-      shared_ids: int [F], tokens wanted at every position.
-      ids: int [batch, length, K], tokens wanted at each position.
-    Returns:
-      (logits [batch, length, F], logits [batch, length, K]). Here gathered
-      from the full logits; a model may compute only these.
-    """
-    logits = self(features, training=training)
-    return (ops.take(logits, ops.cast(shared_ids, "int32"), axis=-1),
-            ops.take_along_axis(logits, ops.cast(ids, "int32"), axis=-1))
 
   def encode(self, inputs, training=None):
     """inputs int [batch, source_length] -> the encoder state (a nest of

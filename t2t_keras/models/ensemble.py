@@ -50,13 +50,6 @@ class Ensemble(Seq2SeqModel):
     if len(sizes) > 1:
       raise UserError("ensemble members must share their vocabularies; "
                       f"their (input, target) sizes: {sorted(sizes)}")
-    if any(getattr(m, "allowed_softmax", False) for m in members):
-      # Its distribution is defined over the allowed tokens only; the mean
-      # here is over the vocabulary, before any constraint renormalizes.
-      raise UserError("models trained with training_objective="
-                      "allowed_softmax do not ensemble: their next-token "
-                      "distributions are defined over a constraint's "
-                      "allowed tokens only; decode them one at a time")
     self.members = list(members)
     self.input_vocab_size, self.target_vocab_size = sizes.pop()
     self.built = True

@@ -14,7 +14,6 @@ from keras import ops
 
 from t2t_keras import registry
 from t2t_keras.errors import UserError
-from t2t_keras.hparams import HParams
 from t2t_keras.ids import PAD_ID
 from t2t_keras.layers import masks
 from t2t_keras.layers.decoder import TransformerDecoder
@@ -55,11 +54,6 @@ class Transformer(Seq2SeqModel):
                **kwargs):
     super().__init__(**kwargs)
     self.config = self.config_class.from_hparams(hparams)
-    # Trained with a softmax over the tokens a constraint allows
-    # (training.objective): searches then renormalize over them.
-    values = hparams.values() if isinstance(hparams, HParams) else hparams
-    self.allowed_softmax = (values.get("training_objective")
-                            == "allowed_softmax")
     self.input_vocab_size = int(input_vocab_size)
     self.target_vocab_size = int(target_vocab_size or input_vocab_size)
     c = self.config
@@ -131,13 +125,6 @@ class Transformer(Seq2SeqModel):
     no float32 copy either way."""
     return self(features, training=True, float32_logits=False)
 
-  def candidate_logits(self, features, shared_ids, ids, training=None):
-    """The logits of some tokens only (see ``Seq2SeqModel``): the decoder's
-    output times the pre-softmax rows of those tokens, not of the whole
-    vocabulary."""
-    return self.softmax_weights.logits_of(
-        self.hidden(features, training=training), shared_ids, ids)
-
   # -- incremental decoding (the contract of models.base) -------------------
   def init_cache(self, state, max_length):
     """Encoder-decoder keys and values, empty self-attention caches (they
@@ -177,9 +164,7 @@ class Transformer(Seq2SeqModel):
             "encoder_decoder": [b.cross_attention for b in decoder]}
 
   def get_config(self):
-    objective = "allowed_softmax" if self.allowed_softmax else "softmax"
-    return {"hparams": dict(self.config.to_dict(),
-                            training_objective=objective),
+    return {"hparams": self.config.to_dict(),
             "input_vocab_size": self.input_vocab_size,
             "target_vocab_size": self.target_vocab_size,
             "name": self.name}

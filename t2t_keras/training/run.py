@@ -9,7 +9,6 @@ import tensorflow as tf
 from t2t_keras import checkpoint_io
 from t2t_keras import registry
 from t2t_keras.data import pipeline
-from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.errors import Interrupted, UserError
 from t2t_keras.hparams import HParams
 from t2t_keras.logs import log_line
@@ -114,9 +113,7 @@ def _train(config, log):
   keras.utils.set_random_seed(c.seed)
   input_vocab, target_vocab = problem.vocab_sizes(c.data_dir)
   # Settings the problem cannot take are refused before anything is written.
-  objective = objective_from_hparams(hparams, lambda: (
-      problem.decode_constraint(c.data_dir),
-      decode_hparams("", problem.decode_defaults).extra_length), problem)
+  objective = objective_from_hparams(hparams, problem)
   # Sizes a model cannot be built with, before hparams.json is written.
   config_class = getattr(registry.model(c.model), "config_class", None)
   if config_class is not None:
