@@ -175,11 +175,20 @@ class HParams:
       f.write(self.to_json() + "\n")
 
   @classmethod
-  def load(cls, path):
+  def load(cls, path, like=None):
     """The hparams saved in ``path``; a damaged file is a one-line
-    ``UserError`` naming it."""
+    ``UserError`` naming it. With ``like`` (an HParams), a value whose type
+    is not that of ``like``'s value of the same name (a string where a
+    size is due) is one too."""
     from t2t_keras import json_files  # pylint: disable=g-import-not-at-top
-    return cls(**json_files.load(
-        path, remedy="t2t-trainer writes it beside the run's checkpoints: "
-        "restore it from a copy, or rewrite it with the run's --hparams_set "
-        "and --hparams"))
+    remedy = ("t2t-trainer writes it beside the run's checkpoints: restore "
+              "it from a copy, or rewrite it with the run's --hparams_set "
+              "and --hparams")
+    values = json_files.load(path, remedy=remedy)
+    for name, value in (like.values().items() if like else ()):
+      if name in values and value is not None:
+        # A number where a number is due: an integer default may take a
+        # fraction (ema_decay=0 is off, 0.999 on).
+        kind = float if type(value) in (int, float) else type(value)
+        json_files.check(path, name, values[name], kind, remedy)
+    return cls(**values)

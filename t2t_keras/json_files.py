@@ -9,7 +9,10 @@ from t2t_keras.errors import UserError
 
 
 def load(path, keys=(), remedy=""):
-  """The JSON object in ``path``, which must hold ``keys``.
+  """The JSON object in ``path``, which must hold ``keys``: names, or a
+  dict of name -> the type its value must have (``int``, ``float``, which
+  an integer is too, ``str``, ``bool``, ``list``, ``dict``, or a tuple of
+  them; ``type(None)`` allows null).
 
   Raises ``UserError`` naming the file, what is wrong with it and
   ``remedy`` (what to do, e.g. "restore it from a copy")."""
@@ -30,4 +33,33 @@ def load(path, keys=(), remedy=""):
   if missing:
     raise UserError(f"{path} is damaged: no {', '.join(map(repr, missing))}"
                     f"{tail}")
+  if isinstance(keys, dict):
+    for key, kind in keys.items():
+      check(path, repr(key), value[key], kind, remedy)
   return value
+
+
+def _is(value, kind):
+  if isinstance(kind, tuple):
+    return any(_is(value, k) for k in kind)
+  if isinstance(value, bool) and kind is not bool:
+    return False   # JSON's true is not a number
+  return isinstance(value, (int, float) if kind is float else kind)
+
+
+def _named(kind):
+  if isinstance(kind, tuple):
+    return " or ".join(_named(k) for k in kind)
+  return {int: "an integer", float: "a number", str: "a string",
+          bool: "true or false", list: "a list", dict: "an object",
+          type(None): "null"}.get(kind, kind.__name__)
+
+
+def check(path, name, value, kind, remedy=""):
+  """A ``UserError`` naming ``path`` when ``value`` (its field ``name``)
+  is not of ``kind`` (as ``load``'s keys)."""
+  if not _is(value, kind):
+    shown = json.dumps(value)
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    raise UserError(f"{path} is damaged: {name} is {shown}, expected "
+                    f"{_named(kind)}" + (f"; {remedy}" if remedy else ""))

@@ -2,7 +2,9 @@
 full disk, damaged run files, two trainers on one directory."""
 
 import glob
+import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -267,3 +269,75 @@ def test_two_trainer_processes(trained_run, tmp_path):
   finally:
     first.kill()
     first.wait()
+
+
+@pytest.mark.parametrize("name, field, value, said", [
+    ("hparams.json", "hidden_size", "64", 'hidden_size is "64", expected a '
+     "number"),
+    ("hparams.json", "shared_embedding", 1, "shared_embedding is 1, expected "
+     "true or false"),
+    ("model.json", "target_vocab_size", 600.5, "'target_vocab_size' is "
+     "600.5, expected an integer"),
+    ("model.json", "model", ["transformer"], "'model' is [\"transformer\"], "
+     "expected a string")])
+def test_run_files_with_values_of_the_wrong_type(run_copy, name, field,
+                                                 value, said):
+  data, out = run_copy
+  path = os.path.join(out, name)
+  with open(path, encoding="utf-8") as f:
+    values = json.load(f)
+  values[field] = value
+  with open(path, "w", encoding="utf-8") as f:
+    json.dump(values, f)
+  target = os.path.join(out, "decoded.txt")
+  done = t2t_command("t2t_decoder", "--problem=translate_synthetic",
+                     f"--data_dir={data}", f"--output_dir={out}",
+                     f"--decode_from_file={os.path.join(out, 'checkpoint')}",
+                     f"--decode_to_file={target}")
+  _one_line_error(done, f"{path} is damaged: {said}")
+  assert not os.path.exists(target)
+
+
+def test_best_mixture_and_shard_records_of_the_wrong_type(run_copy,
+                                                          tmp_path):
+  from t2t_keras.data import mixture  # pylint: disable=g-import-not-at-top
+  from t2t_keras import registry  # pylint: disable=g-import-not-at-top
+  data, out = run_copy
+  best = os.path.join(out, "best")
+  os.makedirs(best, exist_ok=True)
+  for state, said in (
+      ({"metric": "loss", "history": [[10, "2.5"]], "best": 2.5,
+        "best_step": 10, "evaluations_since_best": 0},
+       'history[0] figure is "2.5", expected a number'),
+      ({"metric": "loss", "history": [], "best": None, "best_step": None,
+        "evaluations_since_best": "0"},
+       "'evaluations_since_best' is \"0\", expected an integer")):
+    with open(os.path.join(best, "best.json"), "w", encoding="utf-8") as f:
+      json.dump(state, f)
+    with pytest.raises(UserError, match=re.escape(said)) as e:
+      _train(data, out, 40, eval_every=10)
+    assert "\n" not in str(e.value)
+  path = str(tmp_path / "m-train-mix.json")
+  for parts, said in (
+      ([{"prefix": "a", "weight": "0.5", "split": "train.0"}],
+       'train[0] weight is "0.5", expected a number'),
+      ([{"prefix": "a", "weight": 0, "split": "train.0"}],
+       "train[0] weight is 0, expected a number > 0"),
+      ([{"prefix": "a", "split": "train.0"}], "train[0] has no 'weight'"),
+      (["a"], 'train[0] is "a", expected an object')):
+    with open(path, "w", encoding="utf-8") as f:
+      json.dump({"train": parts}, f)
+    with pytest.raises(UserError, match=re.escape(said)):
+      mixture.read_mix(path)
+  copy = str(tmp_path / "data")
+  shutil.copytree(data, copy)
+  problem = registry.problem("translate_synthetic")
+  manifest = problem._manifest(copy)   # pylint: disable=protected-access
+  with open(manifest, encoding="utf-8") as f:
+    record = json.load(f)
+  record["sizes"][sorted(record["sizes"])[0]] = "12"
+  with open(manifest, "w", encoding="utf-8") as f:
+    json.dump(record, f)
+  with pytest.raises(UserError, match=re.escape(
+      f"{manifest} is damaged: the size of ")):
+    problem._read_manifest(copy)   # pylint: disable=protected-access

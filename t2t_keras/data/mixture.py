@@ -15,6 +15,7 @@ import os
 import tensorflow as tf
 
 from t2t_keras import json_files
+from t2t_keras.errors import UserError
 from t2t_keras.outputs import output_file
 
 
@@ -39,8 +40,23 @@ def read_mix(path):
   """The recorded corpora (dicts with prefix, weight, split), or None."""
   if not os.path.isfile(path):
     return None
-  return json_files.load(path, ("train",), "run t2t-datagen again with the "
-                         "same --raw_prefixes to rewrite it")["train"]
+  remedy = ("run t2t-datagen again with the same --raw_prefixes to rewrite "
+            "it")
+  parts = json_files.load(path, {"train": list}, remedy)["train"]
+  for i, part in enumerate(parts):
+    json_files.check(path, f"train[{i}]", part, dict, remedy)
+    for key, kind in (("prefix", str), ("weight", float), ("split", str)):
+      if key not in part:
+        raise UserError(f"{path} is damaged: train[{i}] has no {key!r}; "
+                        f"{remedy}")
+      json_files.check(path, f"train[{i}] {key}", part[key], kind, remedy)
+    if not part["weight"] > 0:
+      raise UserError(f"{path} is damaged: train[{i}] weight is "
+                      f"{part['weight']}, expected a number > 0 (edit the "
+                      "weights there, or rerun t2t-datagen)")
+  if not parts:
+    raise UserError(f"{path} is damaged: no training corpus; {remedy}")
+  return parts
 
 
 def sample_mix(streams, weights, seed=None):

@@ -338,7 +338,11 @@ class Text2TextProblem(Problem):
     path = self._manifest(data_dir)
     if not os.path.exists(path):
       return {"sizes": {}}
-    return json_files.load(path, ("sizes",), "run t2t-datagen again")
+    manifest = json_files.load(path, {"sizes": dict}, "run t2t-datagen again")
+    for shard, size in manifest["sizes"].items():
+      json_files.check(path, f"the size of {shard}", size, int,
+                       "run t2t-datagen again")
+    return manifest
 
   def _record(self, data_dir, paths, name, lengths):
     """Records the byte size of each of ``paths`` (the shards of split

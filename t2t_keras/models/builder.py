@@ -47,6 +47,10 @@ def build_model(hparams_set="transformer_base", vocab_size=None,
 MODEL_SPEC = "model.json"
 
 
+# What model.json must hold, and of what type.
+SPEC_TYPES = {"model": str, "input_vocab_size": int, "target_vocab_size": int}
+
+
 def model_spec(model_name, input_vocab_size, target_vocab_size,
                problem_name=None, flags=None, vocab_sha256=None,
                data_dir=None):
@@ -76,9 +80,8 @@ def build_model_from_dir(model_dir, activation_dtype=None):
   if missing:
     raise MissingFileError(f"{', '.join(missing)} missing: is {model_dir} "
                             "the --output_dir of a t2t-trainer run?")
-  hparams = HParams.load(paths[0])
-  spec = json_files.load(
-      paths[1], ("model", "input_vocab_size", "target_vocab_size"),
+  hparams = HParams.load(paths[0], like=registry.hparams("transformer_base"))
+  spec = json_files.load(paths[1], SPEC_TYPES,
       "t2t-trainer writes it when a run starts: restore it from a copy")
   with dtype_policy(activation_dtype
                     or hparams.get("activation_dtype", "float32")):

@@ -19,6 +19,7 @@ import tensorflow as tf
 
 from t2t_keras import checkpoint_io
 from t2t_keras import json_files
+from t2t_keras.errors import UserError
 from t2t_keras.logs import log_line
 
 BEST_DIR = "best"
@@ -70,11 +71,22 @@ class BestKeeper:
   def _load(self):
     if not os.path.isfile(self.state_path):
       return
+    remedy = (f"delete {self.directory} to keep the best checkpoint anew "
+              "from the next evaluation")
     state = json_files.load(
-        self.state_path, ("metric", "history", "best", "best_step",
-                          "evaluations_since_best"),
-        f"delete {self.directory} to keep the best checkpoint anew from the "
-        "next evaluation")
+        self.state_path, {"metric": str, "history": list,
+                          "best": (float, type(None)),
+                          "best_step": (int, type(None)),
+                          "evaluations_since_best": int}, remedy)
+    for i, entry in enumerate(state["history"]):
+      json_files.check(self.state_path, f"history[{i}]", entry, list, remedy)
+      if len(entry) != 2:
+        raise UserError(f"{self.state_path} is damaged: history[{i}] is "
+                        f"{entry}, expected [step, figure]; {remedy}")
+      json_files.check(self.state_path, f"history[{i}] step", entry[0], int,
+                       remedy)
+      json_files.check(self.state_path, f"history[{i}] figure", entry[1],
+                       float, remedy)
     if state.get("metric") != self.metric:   # kept by another figure
       self.restarted = state.get("metric")
       return

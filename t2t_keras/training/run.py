@@ -42,7 +42,8 @@ def resolve_hparams(hparams_set, overrides="", output_dir=None,
   """
   hparams = registry.hparams(hparams_set).parse(overrides)
   saved = output_dir and os.path.join(output_dir, "hparams.json")
-  previous = HParams.load(saved) if saved and os.path.exists(saved) else None
+  previous = (HParams.load(saved, like=hparams)
+              if saved and os.path.exists(saved) else None)
   if hparams.activation_dtype == "auto":
     if previous is not None and "activation_dtype" in previous.values():
       # A run resumes in the precision it trained in, on any machine.

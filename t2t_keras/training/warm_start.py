@@ -31,7 +31,7 @@ from t2t_keras.data.vocab_check import vocabs_digest
 from t2t_keras.data.vocab_map import piece_map
 from t2t_keras.errors import MissingFileError, UserError
 from t2t_keras.hparams import HParams
-from t2t_keras.models.builder import MODEL_SPEC
+from t2t_keras.models.builder import MODEL_SPEC, SPEC_TYPES
 
 VOCAB_MODES = ("same", "map")
 # A mapping that keeps fewer of the new pieces than this is refused: the
@@ -92,8 +92,7 @@ def plan(source, spec, hparams, vocab="same", problem=None, data_dir=None):
   path, source_dir = source_checkpoint(source)
   where = f"--warm_start_from={source_dir}"
   src_spec = json_files.load(os.path.join(source_dir, MODEL_SPEC),
-                             ("model", "input_vocab_size",
-                              "target_vocab_size"))
+                             SPEC_TYPES)
   if src_spec["model"] != spec["model"]:
     raise UserError(f"{where} trained model {src_spec['model']}, this run "
                     f"trains {spec['model']}")
@@ -102,7 +101,8 @@ def plan(source, spec, hparams, vocab="same", problem=None, data_dir=None):
     _check_same_vocab(where, src_spec, spec)
   else:
     maps = _piece_maps(where, source_dir, src_spec, problem, data_dir)
-  source_hparams = HParams.load(os.path.join(source_dir, "hparams.json"))
+  source_hparams = HParams.load(os.path.join(source_dir, "hparams.json"),
+                                like=hparams)
   # Shapes are compared at this run's vocabulary sizes: a mapped
   # vocabulary changes the embeddings' rows and nothing else.
   sized = dict(src_spec, input_vocab_size=spec["input_vocab_size"],
