@@ -11,6 +11,7 @@ does the same for a directory (a SavedModel version), which must not exist.
 """
 
 import contextlib
+import errno
 import os
 import shutil
 
@@ -97,13 +98,30 @@ def output_file(path, mode="wb", **options):
   with _locked(path):
     f = open(partial, mode, **options)  # pylint: disable=consider-using-with
     try:
-      yield f
-      f.close()
+      try:
+        yield f
+        f.close()
+      except OSError as e:
+        if e.filename not in (None, partial):
+          raise
+        raise write_failed(path, e) from None
       os.replace(partial, path)
     finally:
       f.close()
       with contextlib.suppress(FileNotFoundError):
         os.remove(partial)
+
+
+def write_failed(path, error):
+  """The one-line ``UserError`` for ``error`` (an OSError) while writing
+  ``path`` through a temporary name: what happened, and that ``path`` is
+  as it was."""
+  full = error.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+  return UserError(
+      f"could not write {path}: {error.strerror or error}" +
+      (" (the disk is full, or a file-size limit was reached)" if full else "")
+      + (f"; {path} is left as it was" if os.path.exists(path) else
+         "; nothing was written"))
 
 
 @contextlib.contextmanager

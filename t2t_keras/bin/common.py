@@ -6,6 +6,7 @@ any other exception is a bug and keeps its traceback.
 ``--output_dir`` is a training run's directory in every command (t2t-trainer
 writes it, the others read it), as in tensor2tensor."""
 
+import os
 import signal
 import sys
 
@@ -134,4 +135,15 @@ def run(main, tensorflow=True, modes=None):
       print(f"error: {e.filename}: {e.strerror}", file=sys.stderr)
       return 2
 
-  app.run(guarded)
+  app.run(guarded, flags_parser=_parse_flags)
+
+
+def _parse_flags(argv):
+  """absl's flag parsing, with a flag it cannot read (``--train_steps=abc``,
+  an unknown name, with absl's suggestion) one line and exit code 2."""
+  try:
+    return flags.FLAGS(argv)
+  except flags.Error as e:
+    said = " ".join(str(e).split())
+    print(f"error: {os.path.basename(argv[0])}: {said}", file=sys.stderr)
+    sys.exit(2)

@@ -34,6 +34,11 @@ def main():
   metrics = bleu.parse_metrics(FLAGS.metrics)
   hypotheses = read_lines(FLAGS.translation)
   references = read_lines(FLAGS.reference)
+  if len(hypotheses) != len(references):
+    raise bleu.LineCountError(
+        f"--translation={FLAGS.translation} has {len(hypotheses):,} lines, "
+        f"--reference={FLAGS.reference} {len(references):,}: they must be "
+        "line-aligned")
   for name in metrics:
     score, signature = bleu.corpus_score(name, hypotheses, references)
     label = bleu.METRICS[name][0]

@@ -13,6 +13,7 @@ lose its remaining examples silently.
 """
 
 import collections
+import contextlib
 import glob
 import json
 import os
@@ -26,7 +27,7 @@ from t2t_keras.data.corpus import CorpusError, SkipCounter
 from t2t_keras.data.problem import Problem
 from t2t_keras.data.sources import LocalFiles, Mixture, REQUIRED_SPLITS
 from t2t_keras.data.vocab import SubwordVocab
-from t2t_keras.errors import MissingFileError, UserError
+from t2t_keras.errors import Interrupted, MissingFileError, UserError
 from t2t_keras.ids import EOS_ID
 from t2t_keras.logs import log_line
 from t2t_keras.outputs import output_file
@@ -161,18 +162,33 @@ class Text2TextProblem(Problem):
     writers = [tf.io.TFRecordWriter(p) for p in partial]
     start, count, lengths = time.time(), 0, collections.Counter()
     try:
-      for source_text, target_text in source.pairs(split, skipped):
-        inputs, targets = self.encode_pair(vocab, source_text, target_text)
-        writers[count % len(writers)].write(
-            pipeline.encode_example(inputs, targets))
-        lengths[max(len(inputs), len(targets))] += 1
-        count += 1
-        if count % log_every == 0:
-          log(f"  {split}: {count:,} pairs encoded "
-              f"({count / (time.time() - start):,.0f}/s)")
-    finally:
-      for w in writers:
-        w.close()
+      try:
+        for source_text, target_text in source.pairs(split, skipped):
+          inputs, targets = self.encode_pair(vocab, source_text, target_text)
+          writers[count % len(writers)].write(
+              pipeline.encode_example(inputs, targets))
+          lengths[max(len(inputs), len(targets))] += 1
+          count += 1
+          if count % log_every == 0:
+            log(f"  {split}: {count:,} pairs encoded "
+                f"({count / (time.time() - start):,.0f}/s)")
+      finally:
+        for w in writers:
+          w.close()
+    except (tf.errors.OpError, OSError, Interrupted, KeyboardInterrupt) as e:
+      # A full disk (TensorFlow's writer reports it as an OpError), a
+      # signal: the shards in the making go, the finished ones stay.
+      for p in partial:
+        with contextlib.suppress(FileNotFoundError):
+          os.remove(p)
+      if isinstance(e, (Interrupted, KeyboardInterrupt)):
+        raise
+      why = getattr(e, "message", None) or getattr(e, "strerror", None) or e
+      raise CorpusError(
+          f"could not write the {split} shards in {data_dir}: "
+          f"{str(why).split('; ')[-1]} (a full disk, or a file-size limit?); "
+          "no partial shard was left, and t2t-datagen again writes what is "
+          "missing") from None
     if count == 0:
       for p in partial:
         os.remove(p)
@@ -216,7 +232,6 @@ class Text2TextProblem(Problem):
     of train, if asked); skips what is done."""
     sampled.check(self.bpe_dropout, self.bpe_dropout_copies,
                   self.vocab_model_type)
-    os.makedirs(data_dir, exist_ok=True)
     splits = ("train", "dev", "test")
     wanted = self._sampling_wanted(data_dir, log)
     copies = [sampled.split_name(k) for k in range(wanted["copies"])] \
@@ -241,6 +256,8 @@ class Text2TextProblem(Problem):
       return
     source = self.source(tmp_dir, raw_dir, raw_prefixes)
     source.check(splits)
+    # The folder is made once the inputs are known to be there.
+    os.makedirs(data_dir, exist_ok=True)
     log(f"{self.data_name}: reading {source.describe()}")
     vocab = self.build_vocab(source, data_dir, byte_budget, log)
     for split in splits:

@@ -69,24 +69,9 @@ class BestKeeper:
     return os.path.join(self.directory, STATE_FILE)
 
   def _load(self):
-    if not os.path.isfile(self.state_path):
+    state = read_state(self.directory)
+    if state is None:
       return
-    remedy = (f"delete {self.directory} to keep the best checkpoint anew "
-              "from the next evaluation")
-    state = json_files.load(
-        self.state_path, {"metric": str, "history": list,
-                          "best": (float, type(None)),
-                          "best_step": (int, type(None)),
-                          "evaluations_since_best": int}, remedy)
-    for i, entry in enumerate(state["history"]):
-      json_files.check(self.state_path, f"history[{i}]", entry, list, remedy)
-      if len(entry) != 2:
-        raise UserError(f"{self.state_path} is damaged: history[{i}] is "
-                        f"{entry}, expected [step, figure]; {remedy}")
-      json_files.check(self.state_path, f"history[{i}] step", entry[0], int,
-                       remedy)
-      json_files.check(self.state_path, f"history[{i}] figure", entry[1],
-                       float, remedy)
     if state.get("metric") != self.metric:   # kept by another figure
       self.restarted = state.get("metric")
       return
@@ -143,3 +128,27 @@ class BestKeeper:
   def describe(self):
     return (f"best dev {self.metric} {self.best:.4g} at step {self.best_step}"
             f" ({self.directory})")
+
+
+def read_state(directory):
+  """The record ``BestKeeper`` keeps in ``directory`` (a run's best/), or
+  None when there is none; a damaged one, or one with a value of the wrong
+  type, is a one-line ``UserError`` naming it. The trainer reads it before
+  it writes anything."""
+  path = os.path.join(directory, STATE_FILE)
+  if not os.path.isfile(path):
+    return None
+  remedy = (f"delete {directory} to keep the best checkpoint anew from the "
+            "next evaluation")
+  state = json_files.load(
+      path, {"metric": str, "history": list, "best": (float, type(None)),
+             "best_step": (int, type(None)), "evaluations_since_best": int},
+      remedy)
+  for i, entry in enumerate(state["history"]):
+    json_files.check(path, f"history[{i}]", entry, list, remedy)
+    if len(entry) != 2:
+      raise UserError(f"{path} is damaged: history[{i}] is {entry}, "
+                      f"expected [step, figure]; {remedy}")
+    json_files.check(path, f"history[{i}] step", entry[0], int, remedy)
+    json_files.check(path, f"history[{i}] figure", entry[1], float, remedy)
+  return state

@@ -16,6 +16,8 @@ from t2t_keras.models.builder import model_spec, save_model_spec
 from t2t_keras.data.vocab_check import vocab_digest
 from t2t_keras.models.precision import (choose_activation_dtype, cpu_flags,
                                         dtype_policy)
+from t2t_keras.training.best import BEST_DIR
+from t2t_keras.training.best import read_state as read_best_state
 from t2t_keras.training.evaluation import EvaluationHook
 from t2t_keras.training.hooks import hooks_from_hparams
 from t2t_keras.training.objective import objective_from_hparams
@@ -131,6 +133,8 @@ def _train(config, log):
       raise UserError("--warm_start_optimizer with --warm_start_vocab=map: "
                       "the optimizer's moments are per row of the old "
                       "vocabulary; a mapped start takes a fresh optimizer")
+  # The run's own records are read before anything is written.
+  read_best_state(os.path.join(c.output_dir, BEST_DIR))
   chief = strategy.extended.should_checkpoint
   if chief:
     os.makedirs(c.output_dir, exist_ok=True)

@@ -1,0 +1,439 @@
+"""The cases of scripts/hostile_user.py. Each is a dict:
+
+  name, kind: what the table says.
+  command(h) -> argv, or setup(h) -> argv (setup also makes files first);
+    ``h`` holds the world's paths ("data", "run", "export", "saved") and
+    the case's own folder "dir".
+  error: text (or h -> text) the one error line must hold; absent: the
+    command must succeed. exit: the expected status (default 2 or 0).
+  during(h, argv) -> CompletedProcess: runs the command with signals or
+    another command alongside, instead of plainly. own_changes: files the
+    case made in its folder may change (a run it trains on).
+  limit: a file-size limit in bytes (a full disk, as the kernel reports
+    one: EFBIG). check(h, done) -> "" or what is wrong.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+TINY = ("hidden_size=32,filter_size=64,num_hidden_layers=1,num_heads=2,"
+        "batch_size=1024,learning_rate_warmup_steps=20")
+SOURCE_LINE = "the big red dog sees a small cat near the old house"
+
+
+def _p(h, *names):
+  return os.path.join(h["dir"], *names)
+
+
+def _write(path, data):
+  with open(path, "wb") as f:
+    f.write(data if isinstance(data, bytes) else data.encode("utf-8"))
+  return path
+
+
+def _lines(path):
+  with open(path, "rb") as f:
+    return f.read().count(b"\n")
+
+
+def _source(h, n=20, name="in.txt"):
+  return _write(_p(h, name), (SOURCE_LINE + "\n") * n)
+
+
+def _old_output(h):
+  return _write(_p(h, "out.txt"), "the user's earlier output\n")
+
+
+def decoder(h, run=None, data=None, *more):
+  return ["t2t-decoder", "--problem=translate_synthetic",
+          f"--data_dir={data or h['data']}",
+          f"--output_dir={run or h['run']}", *more]
+
+
+def trainer(h, out, *more):
+  return ["t2t-trainer", "--problem=translate_synthetic",
+          "--hparams_set=transformer_tiny", f"--hparams={TINY}",
+          f"--data_dir={h['data']}", f"--output_dir={out}", "--noeval_bleu",
+          *more]
+
+
+def copy_run(h):
+  target = _p(h, "run")
+  shutil.copytree(h["run"], target)
+  return target
+
+
+def copy_data(h):
+  target = _p(h, "data")
+  shutil.copytree(h["data"], target)
+  return target
+
+
+def same_lines(source, output):
+  def check(h, done):
+    del done
+    got, want = _lines(_p(h, output)), _lines(_p(h, source))
+    return "" if got == want else f"{got} output lines for {want} input lines"
+  return check
+
+
+def absent(*names):
+  def check(h, done):
+    del done
+    there = [n for n in names if os.path.exists(_p(h, n))]
+    return f"{there[0]} was written" if there else ""
+  return check
+
+
+def _start(argv):
+  return subprocess.Popen(argv, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+
+
+def _finish(process, timeout=600):
+  out, err = process.communicate(timeout=timeout)
+  return subprocess.CompletedProcess(process.args, process.returncode, out,
+                                     err)
+
+
+def _wait_for_file(path, process, timeout=300):
+  end = time.time() + timeout
+  while time.time() < end and process.poll() is None:
+    if os.path.exists(path):
+      return True
+    time.sleep(0.2)
+  return False
+
+
+def signalled(signum, wait_for):
+  """Sends ``signum`` once ``wait_for(h)`` (a path) exists."""
+  def during(h, argv):
+    process = _start(argv)
+    _wait_for_file(wait_for(h), process)
+    time.sleep(1.0)
+    process.send_signal(signum)
+    return _finish(process)
+  return during
+
+
+def second_while_first(first, lock):
+  """Runs ``first(h)`` until ``lock(h)`` exists, then the case's command
+  beside it; the first is then stopped and its exit checked clean."""
+  def during(h, argv):
+    one = _start(first(h))
+    _wait_for_file(lock(h), one)
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    one.send_signal(signal.SIGTERM)
+    first_done = _finish(one)
+    if first_done.returncode not in (0, 143) or "Traceback" in \
+        first_done.stderr:
+      done.stderr += "\nTraceback (the first command): " + \
+          first_done.stderr[-300:]
+    return done
+  return during
+
+
+def _decode_big(h):
+  return decoder(h, None, None, f"--decode_from_file={_source(h, 3000)}",
+                 f"--decode_to_file={_p(h, 'out.txt')}")
+
+
+def _latin1(h):
+  _write(_p(h, "in.txt"), (SOURCE_LINE + " caf\xe9\n").encode("latin-1") * 5)
+  return decoder(h, None, None, f"--decode_from_file={_p(h, 'in.txt')}",
+                 f"--decode_to_file={_p(h, 'out.txt')}")
+
+
+def _odd_lines(h):
+  _write(_p(h, "in.txt"), "\ufeff" + SOURCE_LINE + "\r\n\r\n" + SOURCE_LINE
+         + "\n\n")
+  return decoder(h, None, None, f"--decode_from_file={_p(h, 'in.txt')}",
+                 f"--decode_to_file={_p(h, 'out.txt')}")
+
+
+def _nul_and_long(h):
+  _write(_p(h, "in.txt"), SOURCE_LINE + "\x00 dog\n" +
+         "the dog " * 5000 + "\n" + "\u2028 a cat\x0c sees\n")
+  return decoder(h, None, None, f"--decode_from_file={_p(h, 'in.txt')}",
+                 f"--decode_to_file={_p(h, 'out.txt')}")
+
+
+def _damaged_vocab(h):
+  data = copy_data(h)
+  vocab = [n for n in os.listdir(data) if n.startswith("vocab.")][0]
+  with open(os.path.join(data, vocab), "r+b") as f:
+    f.truncate(100)
+  h["vocab"] = os.path.join(data, vocab)
+  return decoder(h, None, data, f"--decode_from_file={_source(h)}",
+                 f"--decode_to_file={_old_output(h)}")
+
+
+def _other_vocab(h):
+  data = _p(h, "data")
+  subprocess.run(["t2t-datagen", "--problem=translate_synthetic",
+                  f"--data_dir={data}", "--vocab_size=500"],
+                 capture_output=True, check=True)
+  return decoder(h, None, data, f"--decode_from_file={_source(h)}",
+                 f"--decode_to_file={_old_output(h)}")
+
+
+def _edit_json(h, name, change):
+  import json  # pylint: disable=g-import-not-at-top
+  run = copy_run(h)
+  path = os.path.join(run, name)
+  with open(path, encoding="utf-8") as f:
+    text = f.read()
+  if change == "cut":
+    _write(path, text[:len(text) // 2])
+  else:
+    values = json.loads(text)
+    values.update(change)
+    _write(path, json.dumps(values))
+  return decoder(h, run, None, f"--decode_from_file={_source(h)}",
+                 f"--decode_to_file={_old_output(h)}")
+
+
+def _cut_checkpoint(h):
+  run = copy_run(h)
+  data = [n for n in os.listdir(run) if n.startswith("ckpt-40.data")][0]
+  with open(os.path.join(run, data), "r+b") as f:
+    f.truncate(1000)
+  return decoder(h, run, None, f"--decode_from_file={_source(h)}",
+                 f"--decode_to_file={_old_output(h)}")
+
+
+def _best_damaged(h):
+  run = copy_run(h)
+  os.makedirs(os.path.join(run, "best"), exist_ok=True)
+  _write(os.path.join(run, "best", "best.json"), '{"metric": "loss", "hist')
+  return trainer(h, run, "--train_steps=60", "--local_eval_frequency=20")
+
+
+def _bad_usr_dir(h):
+  os.makedirs(_p(h, "usr"))
+  _write(_p(h, "usr", "__init__.py"), "import os\nREGISTERED = undefined\n")
+  return trainer(h, _p(h, "out"), f"--t2t_usr_dir={_p(h, 'usr')}",
+                 "--train_steps=1")
+
+
+def _raw(h, en, de):
+  os.makedirs(_p(h, "raw"))
+  if en is not None:
+    _write(_p(h, "raw", "train.en"), en)
+  if de is not None:
+    _write(_p(h, "raw", "train.de"), de)
+  for lang in ("en", "de"):
+    _write(_p(h, "raw", f"dev.{lang}"), "a b\n")
+  return ["t2t-datagen", "--problem=translate_ende",
+          f"--data_dir={_p(h, 'newdata')}", f"--raw_data_dir={_p(h, 'raw')}",
+          "--raw_prefixes=train=train,dev=dev", "--vocab_size=300"]
+
+
+def _sigint_trainer(h):
+  return trainer(h, copy_run(h), "--train_steps=100000",
+                 "--save_checkpoints_steps=100000")
+
+
+def _trained_past_40(h, done):
+  saved = [n for n in os.listdir(_p(h, "run")) if n.endswith(".index")
+           and int(n[5:-6]) > 40]
+  if not saved:
+    return "no checkpoint past step 40 was saved"
+  return "" if "the same command resumes" in done.stderr else \
+      "no line saying where it resumes"
+
+
+def _bleu(h, translation, reference, *more):
+  return ["t2t-bleu", f"--translation={translation}",
+          f"--reference={reference}", *more]
+
+
+CASES = [
+    # -- bad files and names ------------------------------------------------
+    dict(kind="bad file", name="decoder: a mistyped --checkpoint_path",
+         setup=lambda h: decoder(h, None, None,
+                                 f"--checkpoint_path={h['run']}/ckpt-99",
+                                 f"--decode_from_file={_source(h)}",
+                                 f"--decode_to_file={_old_output(h)}"),
+         error="ckpt-99"),
+    dict(kind="bad file", name="decoder: output = input",
+         setup=lambda h: decoder(h, None, None,
+                                 f"--decode_from_file={_source(h)}",
+                                 f"--decode_to_file={_p(h, 'in.txt')}"),
+         error=lambda h: _p(h, "in.txt")),
+    dict(kind="bad file", name="decoder: an input that does not exist",
+         command=lambda h: decoder(h, None, None,
+                                   f"--decode_from_file={_p(h, 'no.txt')}",
+                                   f"--decode_to_file={_p(h, 'out.txt')}"),
+         error=lambda h: _p(h, "no.txt"), check=absent("out.txt")),
+    dict(kind="bad file", name="decoder: an input that is a folder",
+         command=lambda h: decoder(h, None, None,
+                                   f"--decode_from_file={h['dir']}",
+                                   f"--decode_to_file={_p(h, 'out.txt')}"),
+         error=lambda h: h["dir"], check=absent("out.txt")),
+    dict(kind="bad file", name="decoder: a damaged vocabulary",
+         setup=_damaged_vocab, error=lambda h: h["vocab"]),
+    dict(kind="bad file", name="decoder: another vocabulary",
+         setup=_other_vocab, error="vocabulary"),
+    dict(kind="bad file", name="decoder: hparams.json with a string size",
+         setup=lambda h: _edit_json(h, "hparams.json", {"hidden_size": "32"}),
+         error="hparams.json is damaged: hidden_size"),
+    dict(kind="bad file", name="decoder: model.json cut short",
+         setup=lambda h: _edit_json(h, "model.json", "cut"),
+         error="model.json is damaged"),
+    dict(kind="bad file", name="decoder: the newest checkpoint cut short",
+         setup=_cut_checkpoint, error="ckpt-20"),
+    dict(kind="bad file", name="decoder: --saved_model_dir at the export root",
+         command=lambda h: ["t2t-decoder", f"--saved_model_dir={h['export']}",
+                            f"--decode_from_file={_source(h)}"],
+         error="export root"),
+    dict(kind="bad file", name="decoder: a --saved_model_dir that is missing",
+         command=lambda h: ["t2t-decoder",
+                            f"--saved_model_dir={_p(h, 'none')}",
+                            f"--decode_from_file={_source(h)}"],
+         error=lambda h: _p(h, "none")),
+    dict(kind="bad name", name="decoder: --decode_hparams=beam_size=zero",
+         command=lambda h: decoder(h, None, None,
+                                   "--decode_hparams=beam_size=zero",
+                                   f"--decode_from_file={_source(h)}"),
+         error="beam_size"),
+    dict(kind="bad name", name="trainer: --hparams=num_heads=0",
+         command=lambda h: trainer(h, _p(h, "out"), "--train_steps=1",
+                                   "--hparams=num_heads=0"),
+         error="num_heads", check=absent("out")),
+    dict(kind="bad name", name="trainer: a misspelt hparams set",
+         command=lambda h: trainer(h, _p(h, "out"), "--train_steps=1",
+                                   "--hparams_set=transformer_tiy"),
+         error="transformer_tiny", check=absent("out")),
+    dict(kind="bad name", name="trainer: a misspelt problem",
+         command=lambda h: trainer(h, _p(h, "out"), "--train_steps=1",
+                                   "--problem=translate_synthetc"),
+         error="translate_synthetic", check=absent("out")),
+    dict(kind="bad name", name="trainer: an hparam that does not exist",
+         command=lambda h: trainer(h, _p(h, "out"), "--train_steps=1",
+                                   "--hparams=no_such=1"),
+         error="no_such", check=absent("out")),
+    dict(kind="bad name", name="trainer: --train_steps=abc",
+         command=lambda h: trainer(h, _p(h, "out"), "--train_steps=abc"),
+         error="train_steps", check=absent("out")),
+    dict(kind="bad name", name="trainer: a retired hparams set",
+         command=lambda h: trainer(h, _p(h, "out"), "--train_steps=1",
+                                   "--hparams_set=transformer_multi30k_v4"),
+         error="transformer_multi30k", check=absent("out")),
+    dict(kind="bad file", name="trainer: a damaged best/best.json",
+         setup=_best_damaged, error="best.json is damaged"),
+    dict(kind="bad file", name="trainer: --warm_start_from that is no run",
+         command=lambda h: trainer(h, _p(h, "out"), "--train_steps=1",
+                                   f"--warm_start_from={_p(h, 'nothing')}"),
+         error=lambda h: _p(h, "nothing"), check=absent("out")),
+    dict(kind="bad file", name="trainer: a --t2t_usr_dir that fails to import",
+         setup=_bad_usr_dir, error="__init__.py", check=absent("out")),
+    dict(kind="bad file", name="datagen: a raw file missing",
+         setup=lambda h: _raw(h, "a b\n", None), error="train.de",
+         check=absent("newdata")),
+    dict(kind="bad file", name="datagen: raw files of other line counts",
+         setup=lambda h: _raw(h, "a b\nc d\ne f\n", "a b\nc d\n"),
+         error="train"),
+    dict(kind="bad file", name="bleu: a translation one line short",
+         setup=lambda h: _bleu(h, _write(_p(h, "t.txt"), "a b\n"),
+                               _write(_p(h, "r.txt"), "a b\nc d\n")),
+         error=lambda h: _p(h, "t.txt")),
+    dict(kind="bad file", name="bleu: a reference that does not exist",
+         setup=lambda h: _bleu(h, _write(_p(h, "t.txt"), "a b\n"),
+                               _p(h, "none.txt")),
+         error=lambda h: _p(h, "none.txt")),
+    dict(kind="bad file", name="exporter: a version that exists",
+         command=lambda h: ["t2t-exporter", "--problem=translate_synthetic",
+                            f"--data_dir={h['data']}",
+                            f"--output_dir={h['run']}",
+                            f"--export_dir={h['export']}",
+                            "--export_version=1"],
+         error="1"),
+    dict(kind="bad file", name="avg-all: a folder without checkpoints",
+         command=lambda h: ["t2t-avg-all", f"--output_dir={h['dir']}",
+                            f"--avg_dir={_p(h, 'avg')}"],
+         error=lambda h: h["dir"], check=absent("avg")),
+    # -- odd bytes ------------------------------------------------------------
+    dict(kind="odd bytes", name="decoder: Latin-1 input", setup=_latin1,
+         check=same_lines("in.txt", "out.txt")),
+    dict(kind="odd bytes", name="decoder: BOM, CRLF and empty lines",
+         setup=_odd_lines, check=same_lines("in.txt", "out.txt")),
+    dict(kind="odd bytes", name="decoder: NUL, form feed, U+2028, a 40 kB line",
+         setup=_nul_and_long, check=same_lines("in.txt", "out.txt")),
+    dict(kind="odd bytes", name="decoder: an empty input",
+         setup=lambda h: decoder(h, None, None,
+                                 f"--decode_from_file={_write(_p(h, 'in.txt'), '')}",
+                                 f"--decode_to_file={_p(h, 'out.txt')}"),
+         check=same_lines("in.txt", "out.txt")),
+    dict(kind="odd bytes", name="bleu: a BOM before the translation",
+         setup=lambda h: _bleu(h, _write(_p(h, "t.txt"), "\ufeffa b c d\n"),
+                               _write(_p(h, "r.txt"), "a b c d\n"),
+                               "--metrics=bleu"),
+         check=lambda h, done: "" if "= 100.00" in done.stdout else
+         "BLEU is not 100: " + done.stdout[-200:]),
+    # -- signals ----------------------------------------------------------------
+    dict(kind="signal", name="trainer: SIGINT mid-training",
+         setup=_sigint_trainer, exit=130, own_changes=True,
+         error="stopped by SIGINT",
+         during=lambda h, argv: _sigint_during(h, argv),
+         check=_trained_past_40),
+    dict(kind="signal", name="decoder: SIGTERM mid-decode",
+         setup=lambda h: (_old_output(h), _decode_big(h))[1], exit=143,
+         during=signalled(signal.SIGTERM,
+                          lambda h: _p(h, "out.txt") + ".lock"),
+         error="stopped by SIGTERM"),
+    dict(kind="signal", name="exporter: SIGTERM mid-export", exit=143,
+         command=lambda h: ["t2t-exporter", "--problem=translate_synthetic",
+                            f"--data_dir={h['data']}",
+                            f"--output_dir={h['run']}",
+                            f"--export_dir={_p(h, 'export')}",
+                            "--export_version=2"],
+         during=signalled(signal.SIGTERM, lambda h: _p(h, "export")),
+         error="stopped by SIGTERM", check=lambda h, done: "" if not
+         os.path.exists(_p(h, "export", "2")) else "export/2 was left"),
+    # -- a full disk ---------------------------------------------------------------
+    dict(kind="full disk", name="decoder: the output outgrows the disk",
+         setup=lambda h: (_old_output(h), _decode_big(h))[1], limit=8192,
+         error="out.txt"),
+    dict(kind="full disk", name="datagen: the shards outgrow the disk",
+         command=lambda h: ["t2t-datagen", "--problem=translate_synthetic",
+                            f"--data_dir={_p(h, 'newdata')}"],
+         limit=100_000, error="newdata"),
+    # -- two commands at once -------------------------------------------------------
+    dict(kind="concurrent", name="decoder: two decoders, one output file",
+         setup=lambda h: (_source(h, 3000),
+                          decoder(h, None, None,
+                                  f"--decode_from_file={_p(h, 'in.txt')}",
+                                  f"--decode_to_file={_p(h, 'out.txt')}"))[1],
+         during=second_while_first(
+             lambda h: decoder(h, None, None,
+                               f"--decode_from_file={_p(h, 'in.txt')}",
+                               f"--decode_to_file={_p(h, 'out.txt')}"),
+             lambda h: _p(h, "out.txt") + ".lock"),
+         error="out.txt"),
+    dict(kind="concurrent", name="trainer: two trainers, one run directory",
+         setup=lambda h: trainer(h, copy_run(h), "--train_steps=100000"),
+         during=second_while_first(
+             lambda h: trainer(h, _p(h, "run"), "--train_steps=100000",
+                               "--save_checkpoints_steps=100000"),
+             lambda h: os.path.join(_p(h, "run"), "trainer.lock")),
+         error="run", own_changes=True),
+]
+
+
+def _sigint_during(h, argv):
+  """SIGINT once the trainer logs step 100 (its log is on stdout)."""
+  del h
+  process = _start(argv)
+  seen = ""
+  for line in process.stdout:
+    seen += line
+    if line.startswith("step 100"):
+      process.send_signal(signal.SIGINT)
+      break
+  out, err = process.communicate(timeout=300)
+  return subprocess.CompletedProcess(argv, process.returncode, seen + out,
+                                     err)
