@@ -128,7 +128,9 @@ def second_while_first(first, lock):
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     one.send_signal(signal.SIGTERM)
     first_done = _finish(one)
-    if first_done.returncode not in (0, 143) or "Traceback" in \
+    # Done before the signal came, stopped by it, or ended by it while
+    # Python was exiting (its handlers then are the default ones).
+    if first_done.returncode not in (0, 143, -15) or "Traceback" in \
         first_done.stderr:
       done.stderr += "\nTraceback (the first command): " + \
           first_done.stderr[-300:]
@@ -404,7 +406,7 @@ CASES = [
          limit=100_000, error="newdata"),
     # -- two commands at once -------------------------------------------------------
     dict(kind="concurrent", name="decoder: two decoders, one output file",
-         setup=lambda h: (_source(h, 3000),
+         setup=lambda h: (_source(h, 20000),
                           decoder(h, None, None,
                                   f"--decode_from_file={_p(h, 'in.txt')}",
                                   f"--decode_to_file={_p(h, 'out.txt')}"))[1],

@@ -24,12 +24,16 @@ class ExistingFileError(UserError, FileExistsError):
   """A file the command would write exists and must not be overwritten."""
 
 
-class Interrupted(Exception):
+class Interrupted(BaseException):
   """The command was stopped by a signal (SIGINT: Ctrl-C; SIGTERM: a job
   scheduler, ``kill``). The commands print the message as one line and
   exit with 128 + the signal's number, as a shell does; what they were
   writing is left as it was before (``outputs``), and t2t-trainer saves a
-  checkpoint first and says so."""
+  checkpoint first and says so.
+
+  A BaseException, as KeyboardInterrupt is: code that handles errors
+  (``except Exception``; Keras rewraps what a layer's call raises) lets it
+  pass."""
 
   def __init__(self, signum, message=None):
     import signal  # pylint: disable=g-import-not-at-top
