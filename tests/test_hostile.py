@@ -293,3 +293,53 @@ def test_a_lock_naming_our_own_pid_is_taken_over(tmp_path):
     assert json.loads(lock.read_text())["pid"] == os.getpid()
   assert said and "is gone" in said[0], said
   assert not lock.exists()
+
+
+def _limited(limit, name, *args):
+  """``python -m t2t_keras.bin.<name>`` under a file-size limit of
+  ``limit`` bytes: a write past it fails with EFBIG, as on a full disk."""
+  import resource  # pylint: disable=g-import-not-at-top
+
+  def cap():
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+  return subprocess.run([sys.executable, "-m", f"t2t_keras.bin.{name}",
+                         *args], cwd=REPO, capture_output=True, text=True,
+                        preexec_fn=cap, timeout=600, check=False)
+
+
+def _one_line(done, text):
+  assert done.returncode == 2, done.stderr[-2000:]
+  assert "Traceback" not in done.stderr, done.stderr[-2000:]
+  errors = [l for l in done.stderr.splitlines() if l.startswith("error: ")]
+  assert len(errors) == 1 and text in errors[0], done.stderr[-2000:]
+
+
+def test_a_full_disk_under_the_decoder_and_datagen(trained_run, tmp_path):
+  data, run = trained_run
+  source = tmp_path / "in.txt"
+  source.write_text("the big red dog sees a small cat\n" * 2000,
+                    encoding="utf-8")
+  target = tmp_path / "out.txt"
+  target.write_text("the user's earlier output\n", encoding="utf-8")
+  done = _limited(8192, "t2t_decoder", "--problem=translate_synthetic",
+                  f"--data_dir={data}", f"--output_dir={run}",
+                  f"--decode_from_file={source}",
+                  f"--decode_to_file={target}",
+                  "--decode_hparams=beam_size=1")
+  _one_line(done, f"could not write {target}: File too large")
+  assert target.read_text(encoding="utf-8") == "the user's earlier output\n"
+  assert sorted(os.listdir(tmp_path)) == ["in.txt", "out.txt"]
+  new = tmp_path / "data"
+  done = _limited(100_000, "t2t_datagen", "--problem=translate_synthetic",
+                  f"--data_dir={new}")
+  _one_line(done, f"could not write the train shards in {new}")
+  assert not [n for n in os.listdir(new) if n.endswith(".partial")]
+
+
+def test_a_flag_absl_cannot_read_is_one_line():
+  for flag, text in (("--train_steps=abc", "flag --train_steps=abc"),
+                     ("--train_step=4", "Did you mean: train_steps")):
+    done = subprocess.run([sys.executable, "-m", "t2t_keras.bin.t2t_trainer",
+                           flag], cwd=REPO, capture_output=True, text=True,
+                          timeout=300, check=False)
+    _one_line(done, text)
