@@ -62,7 +62,7 @@ def one_update(strategy, parts):
   loss, tokens, norm = trainer.train_step([features])
   after = [v.numpy() for v in trainer.model.trainable_variables]
   deltas = [a - b for a, b in zip(after, before)]
-  return loss, tokens, norm, deltas
+  return loss, tokens, norm, deltas, replicas
 
 
 def main():
@@ -78,8 +78,10 @@ def main():
   worst = max(float(np.max(np.abs(a - b))) for a, b in zip(two[3], one[3]))
   worst /= scale
   print(json.dumps({"loss": [two[0], one[0]], "tokens": [two[1], one[1]],
-                    "norm": [two[2], one[2]], "worst_relative_delta": worst, "update_scale": scale,
-                    "replicas": 2}))
+                    "norm": [two[2], one[2]], "worst_relative_delta": worst,
+                    "update_scale": scale,
+                    # Measured: the strategies' replicas as they ran.
+                    "replicas": [two[4], one[4]]}))
 
 
 if __name__ == "__main__":
