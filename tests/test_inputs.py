@@ -2,8 +2,11 @@
 a line's, where files were concatenated) is not text."""
 
 import io
+import os
 import subprocess
 import sys
+
+import pytest
 
 from commands import REPO
 from t2t_keras.data.corpus import read_parallel
@@ -33,3 +36,28 @@ def test_bleu_reads_past_a_bom(tmp_path):
   assert done.returncode == 0, done.stderr
   assert "BLEU (sacreBLEU, detokenized) = 100.00" in done.stdout, done.stdout
   assert "chrF (sacreBLEU) = 100.00" in done.stdout, done.stdout
+
+
+def test_datagen_refuses_a_corpus_changed_since(tmp_path):
+  from t2t_keras.data.corpus import CorpusError  # pylint: disable=g-import-not-at-top
+  from t2t_keras.data.datagen import generate  # pylint: disable=g-import-not-at-top
+  raw, data = tmp_path / "raw", str(tmp_path / "data")
+  raw.mkdir()
+  words = "the dog sees a cat near the house with a small tree".split()
+  for lang in ("en", "de"):
+    for split in ("train", "dev"):
+      (raw / f"{split}.{lang}").write_text(
+          "".join(" ".join(words[i:] + words[:i]) + "\n" for i in range(11)),
+          encoding="utf-8")
+  options = dict(raw_dir=str(raw), raw_prefixes="train=train,dev=dev",
+                 vocab_size=300, log=lambda _: None)
+  generate("translate_ende", data, **options)
+  generate("translate_ende", data, **options)   # unchanged: goes through
+  before = {n: os.path.getmtime(os.path.join(data, n))
+            for n in os.listdir(data)}
+  (raw / "train.de").write_text("corrected\n" * 11, encoding="utf-8")
+  with pytest.raises(CorpusError, match=f"{raw / 'train.de'} changed since "
+                     f"{data} was made from it"):
+    generate("translate_ende", data, **options)
+  assert {n: os.path.getmtime(os.path.join(data, n))
+          for n in os.listdir(data)} == before

@@ -22,7 +22,7 @@ import time
 import tensorflow as tf
 
 from t2t_keras import json_files
-from t2t_keras.data import mixture, pipeline, sampled
+from t2t_keras.data import mixture, pipeline, raw_record, sampled
 from t2t_keras.data.corpus import CorpusError, SkipCounter
 from t2t_keras.data.problem import Problem
 from t2t_keras.data.sources import LocalFiles, Mixture, REQUIRED_SPLITS
@@ -249,6 +249,12 @@ class Text2TextProblem(Problem):
     if mixing and copies:
       raise CorpusError("--bpe_dropout copies one train corpus; it does not "
                         "mix with weighted corpora (--raw_prefixes)")
+    raw_files = []
+    if raw_dir and os.path.isdir(raw_dir):
+      raw = self.source(tmp_dir, raw_dir, raw_prefixes)
+      raw_files = raw.files() if hasattr(raw, "files") else []
+      raw_record.check_unchanged(self._read_manifest(data_dir).get("raw"),
+                                 raw_files, data_dir)
     if not mixing and all(self.split_done(data_dir, s) for s in
                           list(splits) + copies) and \
         os.path.exists(self.vocab_path(data_dir)):
@@ -258,6 +264,8 @@ class Text2TextProblem(Problem):
     source.check(splits)
     # The folder is made once the inputs are known to be there.
     os.makedirs(data_dir, exist_ok=True)
+    if raw_files:
+      self._update_manifest(data_dir, raw=raw_record.fingerprints(raw_files))
     log(f"{self.data_name}: reading {source.describe()}")
     vocab = self.build_vocab(source, data_dir, byte_budget, log)
     for split in splits:
@@ -370,6 +378,11 @@ class Text2TextProblem(Problem):
         {os.path.basename(p): os.path.getsize(p) for p in paths})
     manifest.setdefault("lengths", {})[name] = {
         str(k): v for k, v in sorted(lengths.items())}
+    self._write_manifest(data_dir, manifest)
+
+  def _update_manifest(self, data_dir, **entries):
+    manifest = self._read_manifest(data_dir)
+    manifest.update(entries)
     self._write_manifest(data_dir, manifest)
 
   def _write_manifest(self, data_dir, manifest):

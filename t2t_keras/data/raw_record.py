@@ -1,0 +1,48 @@
+"""What a data directory was made from: the raw files' sizes and SHA-256,
+recorded by t2t-datagen in its shard record, so that running it again on a
+corpus that changed since (a corrected file, another one under the same
+name) is refused in one line instead of keeping a vocabulary and shards
+that encode the old text."""
+
+import hashlib
+import os
+
+from t2t_keras.data.corpus import CorpusError
+
+_CHUNK = 1 << 20
+
+
+def _sha256(path):
+  digest = hashlib.sha256()
+  with open(path, "rb") as f:
+    for chunk in iter(lambda: f.read(_CHUNK), b""):
+      digest.update(chunk)
+  return digest.hexdigest()
+
+
+def fingerprints(paths):
+  """{absolute path: {"bytes": size, "sha256": hex}} of the files of
+  ``paths`` that exist."""
+  found = {}
+  for path in paths:
+    if os.path.isfile(path):
+      found[os.path.abspath(path)] = {"bytes": os.path.getsize(path),
+                                      "sha256": _sha256(path)}
+  return found
+
+
+def check_unchanged(recorded, paths, data_dir):
+  """A ``CorpusError`` when a file of ``paths`` that ``recorded`` (a
+  ``fingerprints`` dict) lists differs from it now; files that are gone
+  or were not recorded pass."""
+  for path in paths:
+    path = os.path.abspath(path)
+    then = (recorded or {}).get(path)
+    if not then or not os.path.isfile(path):
+      continue
+    if os.path.getsize(path) != then.get("bytes") or \
+        _sha256(path) != then.get("sha256"):
+      raise CorpusError(
+          f"{path} changed since {data_dir} was made from it: its "
+          "vocabulary and shards encode the old text; give t2t-datagen a "
+          f"new --data_dir (or delete {data_dir})")
