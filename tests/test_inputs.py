@@ -61,3 +61,32 @@ def test_datagen_refuses_a_corpus_changed_since(tmp_path):
     generate("translate_ende", data, **options)
   assert {n: os.path.getmtime(os.path.join(data, n))
           for n in os.listdir(data)} == before
+
+
+def test_a_1_mb_dev_line_is_skipped_from_the_dev_loss_and_counted(tmp_path):
+  from t2t_keras.data.datagen import generate  # pylint: disable=g-import-not-at-top
+  from t2t_keras.training.run import RunConfig, train  # pylint: disable=g-import-not-at-top
+  raw, data = tmp_path / "raw", str(tmp_path / "data")
+  raw.mkdir()
+  words = "the dog sees a cat near the house with a small tree".split()
+  lines = [" ".join(words[i:] + words[:i]) for i in range(11)] * 4
+  huge = " ".join(f"w{i}" for i in range(200_000))   # about 1.3 MB
+  assert len(huge) > 1_000_000
+  for lang in ("en", "de"):
+    (raw / f"train.{lang}").write_text("\n".join(lines) + "\n",
+                                       encoding="utf-8")
+    (raw / f"dev.{lang}").write_text("\n".join(lines[:3] + [huge]) + "\n",
+                                     encoding="utf-8")
+  generate("translate_ende", data, raw_dir=str(raw),
+           raw_prefixes="train=train,dev=dev", vocab_size=300,
+           log=lambda _: None)
+  log = []
+  metrics = train(RunConfig(
+      "translate_ende", "transformer_tiny", str(tmp_path / "run"),
+      data_dir=data, train_steps=2, eval_bleu=False,
+      hparams_overrides="hidden_size=32,filter_size=64,num_hidden_layers=1,"
+      "num_heads=2,batch_size=512"), log=log.append)
+  said = [l for l in log if l.startswith("dev: 1 of 4 examples longer")]
+  assert said and "1 longer than 1,024 tokens skipped from the dev loss" \
+      in said[0], log
+  assert metrics["loss"] > 0

@@ -88,6 +88,12 @@ def count_longer(examples, max_length):
   return int(total), int(longer)
 
 
+# Evaluation skips examples longer than this many times max_length: the
+# memory of one example's attention grows with the square of its length (a
+# 1 MB dev line is hundreds of thousands of tokens).
+EVAL_LENGTH_FACTOR = 4
+
+
 def batch_by_tokens(examples, batch_size, max_length, training, seed=None,
                     shuffle_buffer=10000):
   """Groups examples into length buckets and batches of about
@@ -97,7 +103,9 @@ def batch_by_tokens(examples, batch_size, max_length, training, seed=None,
     examples: a dataset of {"inputs", "targets"} 1-D int64 tensors.
     batch_size: tokens per batch (per replica), padding included.
     max_length: the longest example kept when ``training``; also the last
-      bucket bound. Longer examples form batches of one when not training.
+      bucket bound. When not training, longer examples form batches of one,
+      up to ``EVAL_LENGTH_FACTOR`` x ``max_length`` tokens; longer ones are
+      skipped.
     training: shuffle (seeded), drop over-long examples, repeat forever.
   Returns:
     a dataset of {"inputs": [batch, length], "targets": [batch, length]}.
@@ -107,6 +115,9 @@ def batch_by_tokens(examples, batch_size, max_length, training, seed=None,
         lambda ex: example_length(ex) <= max_length)
     examples = examples.shuffle(shuffle_buffer, seed=seed,
                                 reshuffle_each_iteration=True).repeat()
+  else:
+    examples = examples.filter(
+        lambda ex: example_length(ex) <= EVAL_LENGTH_FACTOR * max_length)
   bounds = bucket_boundaries(max_length)
   # One bucket per bound, plus one for what is longer (eval only).
   sizes = [max(1, batch_size // b) for b in bounds] + [1]

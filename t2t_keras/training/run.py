@@ -70,15 +70,24 @@ def resolve_hparams(hparams_set, overrides="", output_dir=None,
 
 
 def report_long_examples(problem, data_dir, max_length, log):
-  """Logs how many train examples ``max_length`` drops (dev keeps them)."""
+  """Logs how many train examples ``max_length`` drops, and how many dev
+  examples evaluation keeps and skips (``pipeline.EVAL_LENGTH_FACTOR``)."""
   for split, fate in (("train", "dropped from training"),
-                      ("dev", "kept (evaluation keeps every example)")):
+                      ("dev", "kept")):
     counts = problem.count_longer(split, data_dir, max_length)
     if counts:
       total, longer = counts
-      log(f"{split}: {longer:,} of {total:,} examples longer than "
-          f"max_length={max_length} tokens ({100 * longer / max(total, 1):.2f}"
-          f"%), {fate}")
+      line = (f"{split}: {longer:,} of {total:,} examples longer than "
+              f"max_length={max_length} tokens "
+              f"({100 * longer / max(total, 1):.2f}%), {fate}")
+      if split == "dev" and longer:
+        limit = pipeline.EVAL_LENGTH_FACTOR * max_length
+        _, skipped = problem.count_longer(split, data_dir, limit)
+        line += (f"; {skipped:,} longer than {limit:,} tokens skipped from "
+                 "the dev loss (their memory grows with the square of their "
+                 "length; validation decoding cuts them to "
+                 "max_input_length)")
+      log(line)
 
 
 def train(config, log=log_line):
