@@ -183,7 +183,8 @@ def save(manager, step):
     remove_partial_saves(directory)
     latest = manager.latest_checkpoint
     kept = (f"{latest} is still the latest checkpoint, and the same "
-            "command resumes from it" if latest else "no checkpoint was kept")
+            "command resumes from it" if latest else "no checkpoint was "
+            "kept, and the same command starts the run again")
     raise SaveFailed(f"could not save checkpoint {step} in {directory} "
                      f"({cause(e)}); {kept} once the cause is fixed") \
         from None
@@ -191,12 +192,16 @@ def save(manager, step):
 
 def cause(error):
   """'No space left on device' and the like, from an OSError or a
-  TensorFlow error's text."""
+  TensorFlow error's text (whose message ends in the system's reason after
+  the op's name and the file: "{{function_node ...}} PATH; File too
+  large")."""
   if isinstance(error, OSError) and error.strerror:
     return error.strerror
-  text = str(error)
-  for cause in ("No space left on device", "Permission denied",
-                "Read-only file system", "Disk quota exceeded"):
-    if cause in text:
-      return cause
-  return reason(error)
+  text = getattr(error, "message", None) or str(error)
+  for known in ("No space left on device", "Permission denied",
+                "Read-only file system", "Disk quota exceeded",
+                "File too large"):
+    if known in text:
+      return known
+  last = text.rsplit("; ", 1)[-1].strip()
+  return last if "; " in text and "{{" not in last else reason(error)

@@ -343,3 +343,21 @@ def test_a_flag_absl_cannot_read_is_one_line():
                            flag], cwd=REPO, capture_output=True, text=True,
                           timeout=300, check=False)
     _one_line(done, text)
+
+
+def test_a_full_disk_under_the_trainer_names_its_cause(trained_run, tmp_path):
+  data, _ = trained_run
+  run = tmp_path / "run"
+  args = ("--problem=translate_synthetic", "--hparams_set=transformer_tiny",
+          "--hparams=hidden_size=64,filter_size=128,num_hidden_layers=1,"
+          "batch_size=1024", f"--data_dir={data}", f"--output_dir={run}",
+          "--train_steps=20", "--save_checkpoints_steps=10", "--noeval_bleu")
+  done = _limited(300_000, "t2t_trainer", *args)
+  _one_line(done, f"could not save checkpoint 10 in {run} (File too large); "
+            "no checkpoint was kept")
+  assert not [n for n in os.listdir(run) if "temp" in n], os.listdir(run)
+  done = subprocess.run([sys.executable, "-m", "t2t_keras.bin.t2t_trainer",
+                         *args], cwd=REPO, capture_output=True, text=True,
+                        timeout=600, check=False)
+  assert done.returncode == 0, done.stderr[-2000:]
+  assert (run / "ckpt-20.index").exists()
