@@ -63,6 +63,17 @@ class TreebankSource(PairSource):
                           close_labels, order), prefix, weight)
           for prefix, weight in self.prefixes["train"]]
 
+  def raw_files(self):
+    """Every tree file of every split that is there (what datagen records
+    the data directory was made from)."""
+    found = []
+    for split in ("train", "dev", "test"):
+      try:
+        found += self.files(split)
+      except CorpusError:
+        pass   # a missing file: the split's own check names it
+    return found
+
   def files(self, split):
     if split == "train" and self.mixture:
       return [f for part, _, _ in self.mixture for f in part.files(split)]

@@ -127,14 +127,14 @@ class LocalFiles(PairSource):
     prefix = self.prefixes.get(split, split)
     return os.path.join(self.raw_dir, f"{prefix}.{lang}")
 
-  def files(self, splits=("train", "dev", "test")):
+  def raw_files(self, splits=("train", "dev", "test")):
     """The paths of every raw file of ``splits`` (a mixture's corpora
     included), whether or not they exist."""
     paths = []
     for split in splits:
       if split == "train" and self.mixture:
         for part, _, _ in self.mixture:
-          paths += part.files([split])
+          paths += part.raw_files([split])
       else:
         paths += [self.path(split, lang) for lang in self.langs]
     return paths

@@ -252,7 +252,7 @@ class Text2TextProblem(Problem):
     raw_files = []
     if raw_dir and os.path.isdir(raw_dir):
       raw = self.source(tmp_dir, raw_dir, raw_prefixes)
-      raw_files = raw.files() if hasattr(raw, "files") else []
+      raw_files = raw.raw_files() if hasattr(raw, "raw_files") else []
       raw_record.check_unchanged(self._read_manifest(data_dir).get("raw"),
                                  raw_files, data_dir)
     if not mixing and all(self.split_done(data_dir, s) for s in
