@@ -102,7 +102,9 @@ def output_file(path, mode="wb", **options):
         yield f
         f.close()
       except OSError as e:
-        if e.filename not in (None, partial):
+        # Only a write's own failure (a full disk): a missing input or
+        # another command's error inside the block is passed on as it is.
+        if isinstance(e, UserError) or e.filename not in (None, partial):
           raise
         raise write_failed(path, e) from None
       os.replace(partial, path)
