@@ -260,7 +260,7 @@ CASES = [
                                  f"--checkpoint_path={h['run']}/ckpt-99",
                                  f"--decode_from_file={_source(h)}",
                                  f"--decode_to_file={_old_output(h)}"),
-         error="ckpt-99"),
+         error=lambda h: f"no checkpoint {h['run']}/ckpt-99"),
     dict(kind="bad file", name="decoder: output = input",
          setup=lambda h: decoder(h, None, None,
                                  f"--decode_from_file={_source(h)}",
