@@ -138,6 +138,12 @@ def second_while_first(first, lock):
   return during
 
 
+def _over_old_output(h, run=None, data=None):
+  """The decoder on 20 lines, writing over an output the user had."""
+  return decoder(h, run, data, f"--decode_from_file={_source(h)}",
+                 f"--decode_to_file={_old_output(h)}")
+
+
 def _decode_big(h):
   return decoder(h, None, None, f"--decode_from_file={_source(h, 3000)}",
                  f"--decode_to_file={_p(h, 'out.txt')}")
@@ -169,8 +175,7 @@ def _damaged_vocab(h):
   with open(os.path.join(data, vocab), "r+b") as f:
     f.truncate(100)
   h["vocab"] = os.path.join(data, vocab)
-  return decoder(h, None, data, f"--decode_from_file={_source(h)}",
-                 f"--decode_to_file={_old_output(h)}")
+  return _over_old_output(h, None, data)
 
 
 def _other_vocab(h):
@@ -178,8 +183,7 @@ def _other_vocab(h):
   subprocess.run(["t2t-datagen", "--problem=translate_synthetic",
                   f"--data_dir={data}", "--vocab_size=500"],
                  capture_output=True, check=True)
-  return decoder(h, None, data, f"--decode_from_file={_source(h)}",
-                 f"--decode_to_file={_old_output(h)}")
+  return _over_old_output(h, None, data)
 
 
 def _edit_json(h, name, change):
@@ -194,8 +198,7 @@ def _edit_json(h, name, change):
     values = json.loads(text)
     values.update(change)
     _write(path, json.dumps(values))
-  return decoder(h, run, None, f"--decode_from_file={_source(h)}",
-                 f"--decode_to_file={_old_output(h)}")
+  return _over_old_output(h, run, None)
 
 
 def _cut_checkpoint(h):
@@ -203,8 +206,7 @@ def _cut_checkpoint(h):
   data = [n for n in os.listdir(run) if n.startswith("ckpt-40.data")][0]
   with open(os.path.join(run, data), "r+b") as f:
     f.truncate(1000)
-  return decoder(h, run, None, f"--decode_from_file={_source(h)}",
-                 f"--decode_to_file={_old_output(h)}")
+  return _over_old_output(h, run, None)
 
 
 def _best_damaged(h):
@@ -246,6 +248,14 @@ def _trained_past_40(h, done):
     return "no checkpoint past step 40 was saved"
   return "" if "the same command resumes" in done.stderr else \
       "no line saying where it resumes"
+
+
+def _refused_run(name, error, *flags):
+  """A trainer case refused in one line before its run folder is made."""
+  return dict(kind="bad name", name=f"trainer: {name}", error=error,
+              command=lambda h: trainer(h, _p(h, "out"), "--train_steps=1",
+                                        *flags),
+              check=absent("out"))
 
 
 def _bleu(h, translation, reference, *more):
@@ -302,29 +312,16 @@ CASES = [
                                    "--decode_hparams=beam_size=zero",
                                    f"--decode_from_file={_source(h)}"),
          error="beam_size"),
-    dict(kind="bad name", name="trainer: --hparams=num_heads=0",
-         command=lambda h: trainer(h, _p(h, "out"), "--train_steps=1",
-                                   "--hparams=num_heads=0"),
-         error="num_heads", check=absent("out")),
-    dict(kind="bad name", name="trainer: a misspelt hparams set",
-         command=lambda h: trainer(h, _p(h, "out"), "--train_steps=1",
-                                   "--hparams_set=transformer_tiy"),
-         error="transformer_tiny", check=absent("out")),
-    dict(kind="bad name", name="trainer: a misspelt problem",
-         command=lambda h: trainer(h, _p(h, "out"), "--train_steps=1",
-                                   "--problem=translate_synthetc"),
-         error="translate_synthetic", check=absent("out")),
-    dict(kind="bad name", name="trainer: an hparam that does not exist",
-         command=lambda h: trainer(h, _p(h, "out"), "--train_steps=1",
-                                   "--hparams=no_such=1"),
-         error="no_such", check=absent("out")),
-    dict(kind="bad name", name="trainer: --train_steps=abc",
-         command=lambda h: trainer(h, _p(h, "out"), "--train_steps=abc"),
-         error="train_steps", check=absent("out")),
-    dict(kind="bad name", name="trainer: a retired hparams set",
-         command=lambda h: trainer(h, _p(h, "out"), "--train_steps=1",
-                                   "--hparams_set=transformer_multi30k_v4"),
-         error="transformer_multi30k", check=absent("out")),
+    _refused_run("--hparams=num_heads=0", "num_heads", "--hparams=num_heads=0"),
+    _refused_run("a misspelt hparams set", "transformer_tiny",
+                 "--hparams_set=transformer_tiy"),
+    _refused_run("a misspelt problem", "translate_synthetic",
+                 "--problem=translate_synthetc"),
+    _refused_run("an hparam that does not exist", "no_such",
+                 "--hparams=no_such=1"),
+    _refused_run("--train_steps=abc", "train_steps", "--train_steps=abc"),
+    _refused_run("a retired hparams set", "transformer_multi30k",
+                 "--hparams_set=transformer_multi30k_v4"),
     dict(kind="bad file", name="trainer: a damaged best/best.json",
          setup=_best_damaged, error="best.json is damaged"),
     dict(kind="bad file", name="trainer: --warm_start_from that is no run",

@@ -15,15 +15,7 @@ from t2t_keras.data.vocab import SubwordVocab
 from t2t_keras.errors import UserError
 from t2t_keras.models.builder import build_model_from_dir
 from t2t_keras.training.run import RunConfig, train
-
-
-def _train(data, out, steps, overrides=TINY_RUN, **config):
-  lines = []
-  metrics = train(RunConfig("translate_synthetic", "transformer_tiny", out,
-                            data_dir=data, train_steps=steps,
-                            hparams_overrides=overrides, eval_bleu=False,
-                            **config), log=lines.append)
-  return metrics, lines
+from test_warm_start import _train
 
 
 @pytest.fixture(scope="module")
