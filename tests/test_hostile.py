@@ -12,6 +12,7 @@ import time
 import pytest
 
 from commands import REPO, t2t_command as command
+from test_faults import _one_line_error
 
 
 def _start(name, *args):
@@ -84,6 +85,14 @@ def _decoder_args(trained_run):
           f"--output_dir={out}"]
 
 
+def _decode(trained_run, sources, target, *more):
+  """t2t-decoder (through the prefork server) from ``sources`` to
+  ``target``."""
+  return command("t2t_decoder", *_decoder_args(trained_run),
+                 f"--decode_from_file={sources}",
+                 f"--decode_to_file={target}", *more)
+
+
 def _leftovers(folder):
   return sorted(p.name for p in folder.iterdir()
                 if p.name.endswith((".partial", ".lock")))
@@ -113,9 +122,7 @@ def test_decoder_stopped_leaves_the_old_output(trained_run, sources,
 def test_decoder_output_that_is_an_input_or_busy_is_refused(
     trained_run, sources, tmp_path):
   before = sources.read_text(encoding="utf-8")
-  same = command("t2t_decoder", *_decoder_args(trained_run),
-                 f"--decode_from_file={sources}",
-                 f"--decode_to_file={sources}")
+  same = _decode(trained_run, sources, sources)
   assert same.returncode == 2, same.stderr[-2000:]
   assert same.stderr.strip().splitlines() == [
       f"error: --decode_to_file={sources} is also the input "
@@ -124,9 +131,7 @@ def test_decoder_output_that_is_an_input_or_busy_is_refused(
   # A mistyped checkpoint: one line, and the last good output stays.
   target = tmp_path / "out.txt"
   target.write_text("the last good output\n", encoding="utf-8")
-  bad = command("t2t_decoder", *_decoder_args(trained_run),
-                f"--decode_from_file={sources}",
-                f"--decode_to_file={target}",
+  bad = _decode(trained_run, sources, target,
                 f"--checkpoint_path={tmp_path / 'no_such_ckpt'}")
   assert bad.returncode == 2 and "Traceback" not in bad.stderr, bad.stderr
   assert target.read_text(encoding="utf-8") == "the last good output\n"
@@ -135,9 +140,7 @@ def test_decoder_output_that_is_an_input_or_busy_is_refused(
   sleeper = subprocess.Popen(["sleep", "60"])
   try:
     lock.write_text(str(sleeper.pid), encoding="utf-8")
-    busy = command("t2t_decoder", *_decoder_args(trained_run),
-                   f"--decode_from_file={sources}",
-                   f"--decode_to_file={target}")
+    busy = _decode(trained_run, sources, target)
     assert busy.returncode == 2, busy.stderr[-2000:]
     assert busy.stderr.strip().splitlines() == [
         f"error: {target} is being written by another command (pid "
@@ -313,13 +316,6 @@ def _limited(limit, name, *args):
                         preexec_fn=cap, timeout=600, check=False)
 
 
-def _one_line(done, text):
-  assert done.returncode == 2, done.stderr[-2000:]
-  assert "Traceback" not in done.stderr, done.stderr[-2000:]
-  errors = [l for l in done.stderr.splitlines() if l.startswith("error: ")]
-  assert len(errors) == 1 and text in errors[0], done.stderr[-2000:]
-
-
 def test_a_full_disk_under_the_decoder_and_datagen(trained_run, tmp_path):
   data, run = trained_run
   source = tmp_path / "in.txt"
@@ -332,13 +328,13 @@ def test_a_full_disk_under_the_decoder_and_datagen(trained_run, tmp_path):
                   f"--decode_from_file={source}",
                   f"--decode_to_file={target}",
                   "--decode_hparams=beam_size=1")
-  _one_line(done, f"could not write {target}: File too large")
+  _one_line_error(done, f"could not write {target}: File too large")
   assert target.read_text(encoding="utf-8") == "the user's earlier output\n"
   assert sorted(os.listdir(tmp_path)) == ["in.txt", "out.txt"]
   new = tmp_path / "data"
   done = _limited(100_000, "t2t_datagen", "--problem=translate_synthetic",
                   f"--data_dir={new}")
-  _one_line(done, f"could not write the train shards in {new}")
+  _one_line_error(done, f"could not write the train shards in {new}")
   assert not [n for n in os.listdir(new) if n.endswith(".partial")]
 
 
@@ -348,7 +344,7 @@ def test_a_flag_absl_cannot_read_is_one_line():
     done = subprocess.run([sys.executable, "-m", "t2t_keras.bin.t2t_trainer",
                            flag], cwd=REPO, capture_output=True, text=True,
                           timeout=300, check=False)
-    _one_line(done, text)
+    _one_line_error(done, text)
 
 
 def test_a_full_disk_under_the_trainer_names_its_cause(trained_run, tmp_path):
@@ -359,8 +355,8 @@ def test_a_full_disk_under_the_trainer_names_its_cause(trained_run, tmp_path):
           "batch_size=1024", f"--data_dir={data}", f"--output_dir={run}",
           "--train_steps=20", "--save_checkpoints_steps=10", "--noeval_bleu")
   done = _limited(300_000, "t2t_trainer", *args)
-  _one_line(done, f"could not save checkpoint 10 in {run} (File too large); "
-            "no checkpoint was kept")
+  _one_line_error(done, f"could not save checkpoint 10 in {run} (File too "
+                  "large); no checkpoint was kept")
   assert not [n for n in os.listdir(run) if "temp" in n], os.listdir(run)
   done = subprocess.run([sys.executable, "-m", "t2t_keras.bin.t2t_trainer",
                          *args], cwd=REPO, capture_output=True, text=True,

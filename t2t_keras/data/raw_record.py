@@ -31,17 +31,14 @@ def fingerprints(paths):
   return found
 
 
-def check_unchanged(recorded, paths, data_dir):
-  """A ``CorpusError`` when a file of ``paths`` that ``recorded`` (a
-  ``fingerprints`` dict) lists differs from it now; files that are gone
-  or were not recorded pass."""
-  for path in paths:
-    path = os.path.abspath(path)
+def check_unchanged(recorded, now, data_dir):
+  """A ``CorpusError`` when a file that ``recorded`` lists differs in
+  ``now`` (both ``fingerprints`` dicts); files that are gone or were not
+  recorded pass."""
+  for path, found in now.items():
     then = (recorded or {}).get(path)
-    if not then or not os.path.isfile(path):
-      continue
-    if os.path.getsize(path) != then.get("bytes") or \
-        _sha256(path) != then.get("sha256"):
+    if then and (found["bytes"], found["sha256"]) != (
+        then.get("bytes"), then.get("sha256")):
       raise CorpusError(
           f"{path} changed since {data_dir} was made from it: its "
           "vocabulary and shards encode the old text; give t2t-datagen a "

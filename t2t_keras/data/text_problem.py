@@ -249,12 +249,13 @@ class Text2TextProblem(Problem):
     if mixing and copies:
       raise CorpusError("--bpe_dropout copies one train corpus; it does not "
                         "mix with weighted corpora (--raw_prefixes)")
-    raw_files = []
+    raw_now = {}   # each raw file hashed once, checked, then recorded
     if raw_dir and os.path.isdir(raw_dir):
       raw = self.source(tmp_dir, raw_dir, raw_prefixes)
-      raw_files = raw.raw_files() if hasattr(raw, "raw_files") else []
+      raw_now = raw_record.fingerprints(
+          raw.raw_files() if hasattr(raw, "raw_files") else [])
       raw_record.check_unchanged(self._read_manifest(data_dir).get("raw"),
-                                 raw_files, data_dir)
+                                 raw_now, data_dir)
     if not mixing and all(self.split_done(data_dir, s) for s in
                           list(splits) + copies) and \
         os.path.exists(self.vocab_path(data_dir)):
@@ -264,8 +265,8 @@ class Text2TextProblem(Problem):
     source.check(splits)
     # The folder is made once the inputs are known to be there.
     os.makedirs(data_dir, exist_ok=True)
-    if raw_files:
-      self._update_manifest(data_dir, raw=raw_record.fingerprints(raw_files))
+    if raw_now:
+      self._update_manifest(data_dir, raw=raw_now)
     log(f"{self.data_name}: reading {source.describe()}")
     vocab = self.build_vocab(source, data_dir, byte_budget, log)
     for split in splits:
