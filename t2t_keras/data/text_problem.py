@@ -4,33 +4,23 @@
 Data layout in ``data_dir`` (what t2t-datagen writes):
   vocab.<data_name>.<vocab_size>.model          the SentencePiece model
   <data_name>-<split>-<i>-of-<n>                 TFRecord shards of examples
-Shards are written under a temporary name and renamed when the split is
-complete, so an interrupted run leaves nothing that looks finished, and a
-re-run skips the splits (and the vocabulary) that are done. Each finished
-shard's size goes to ``<data_name>.shards.json``; readers check it, since a
-shard cut inside a record's header reads as a clean end of file and would
-lose its remaining examples silently.
+  <data_name>.shards.json                        what datagen wrote (data.shards)
+A split's shards appear only once the whole split is written
+(``data.shards``), so a re-run skips the splits (and the vocabulary) that
+are done.
 """
 
-import collections
-import contextlib
 import glob
-import json
 import os
-import time
 
-import tensorflow as tf
-
-from t2t_keras import json_files
-from t2t_keras.data import mixture, pipeline, raw_record, sampled
+from t2t_keras.data import mixture, pipeline, raw_record, sampled, shards
 from t2t_keras.data.corpus import CorpusError, SkipCounter
 from t2t_keras.data.problem import Problem
 from t2t_keras.data.sources import LocalFiles, Mixture, REQUIRED_SPLITS
 from t2t_keras.data.vocab import SubwordVocab
-from t2t_keras.errors import Interrupted, MissingFileError, UserError
+from t2t_keras.errors import MissingFileError, UserError
 from t2t_keras.ids import EOS_ID
 from t2t_keras.logs import log_line
-from t2t_keras.outputs import output_file
 
 DEFAULT_BYTE_BUDGET = 1_000_000
 SHARDS = {"train": 10, "dev": 1, "test": 1}
@@ -155,48 +145,18 @@ class Text2TextProblem(Problem):
   def write_split(self, source, vocab, data_dir, split, log=log_line,
                   log_every=50_000, name=None):
     """Encodes one split of ``source`` into its shards, named after
-    ``name`` (default ``split``). Returns the SkipCounter."""
+    ``name`` (default ``split``), and records them. Returns the
+    SkipCounter."""
     skipped = SkipCounter()
     final = self.shard_paths(data_dir, name or split)
-    partial = [p + ".partial" for p in final]
-    writers = [tf.io.TFRecordWriter(p) for p in partial]
-    start, count, lengths = time.time(), 0, collections.Counter()
-    try:
-      try:
-        for source_text, target_text in source.pairs(split, skipped):
-          inputs, targets = self.encode_pair(vocab, source_text, target_text)
-          writers[count % len(writers)].write(
-              pipeline.encode_example(inputs, targets))
-          lengths[max(len(inputs), len(targets))] += 1
-          count += 1
-          if count % log_every == 0:
-            log(f"  {split}: {count:,} pairs encoded "
-                f"({count / (time.time() - start):,.0f}/s)")
-      finally:
-        for w in writers:
-          w.close()
-    except (tf.errors.OpError, OSError, Interrupted, KeyboardInterrupt) as e:
-      # A full disk (TensorFlow's writer reports it as an OpError), a
-      # signal: the shards in the making go, the finished ones stay.
-      for p in partial:
-        with contextlib.suppress(FileNotFoundError):
-          os.remove(p)
-      if isinstance(e, (Interrupted, KeyboardInterrupt)):
-        raise
-      why = getattr(e, "message", None) or getattr(e, "strerror", None) or e
-      raise CorpusError(
-          f"could not write the {split} shards in {data_dir}: "
-          f"{str(why).split('; ')[-1]} (a full disk, or a file-size limit?); "
-          "no partial shard was left, and t2t-datagen again writes what is "
-          "missing") from None
+    count, lengths = shards.write_split(
+        (self.encode_pair(vocab, s, t) for s, t in
+         source.pairs(split, skipped)), final, split, data_dir, log, log_every)
     if count == 0:
-      for p in partial:
-        os.remove(p)
       raise CorpusError(f"the {split} split of {source.describe()} has no "
                         f"usable sentence pairs ({skipped.summary()})")
-    for p, f in zip(partial, final):
-      os.replace(p, f)
-    self._record(data_dir, final, name or split, lengths)
+    shards.record_split(self._manifest(data_dir), final, name or split,
+                        lengths)
     log(f"{split}: {count:,} pairs in {len(final)} shard(s); "
         f"{skipped.summary()}")
     return skipped
@@ -315,9 +275,7 @@ class Text2TextProblem(Problem):
   def _write_copies(self, source, vocab, data_dir, wanted, log):
     # Recorded first: training on a half-written set of copies is an error
     # that names the missing one, not a silent fall-back to the plain split.
-    manifest = self._read_manifest(data_dir)
-    manifest["sampled"] = wanted
-    self._write_manifest(data_dir, manifest)
+    self._update_manifest(data_dir, sampled=wanted)
     copies = wanted["copies"]
     log(f"train: encoding {copies} copies with BPE-dropout "
         f"{wanted['bpe_dropout']:g}")
@@ -354,42 +312,18 @@ class Text2TextProblem(Problem):
                                         "targets": ex["inputs"]})
     return dataset
 
+  # The manifest (data.shards): what datagen wrote, read by readers.
   def _manifest(self, data_dir):
-    return os.path.join(data_dir, f"{self.data_name}.shards.json")
+    return shards.manifest_path(data_dir, self.data_name)
 
   def _read_manifest(self, data_dir):
-    """The manifest datagen wrote ({"sizes": {shard: bytes}, "lengths":
-    {split: {length: count}}}), {"sizes": {}} when there is none; a damaged
-    one is a one-line error that names it."""
-    path = self._manifest(data_dir)
-    if not os.path.exists(path):
-      return {"sizes": {}}
-    manifest = json_files.load(path, {"sizes": dict}, "run t2t-datagen again")
-    for shard, size in manifest["sizes"].items():
-      json_files.check(path, f"the size of {shard}", size, int,
-                       "run t2t-datagen again")
-    return manifest
-
-  def _record(self, data_dir, paths, name, lengths):
-    """Records the byte size of each of ``paths`` (the shards of split
-    ``name``) and the split's example lengths (a Counter of the longer of
-    inputs and targets, in tokens) in the manifest."""
-    manifest = self._read_manifest(data_dir)
-    manifest["sizes"].update(
-        {os.path.basename(p): os.path.getsize(p) for p in paths})
-    manifest.setdefault("lengths", {})[name] = {
-        str(k): v for k, v in sorted(lengths.items())}
-    self._write_manifest(data_dir, manifest)
+    return shards.read_manifest(self._manifest(data_dir))
 
   def _update_manifest(self, data_dir, **entries):
-    manifest = self._read_manifest(data_dir)
-    manifest.update(entries)
-    self._write_manifest(data_dir, manifest)
+    shards.update_manifest(self._manifest(data_dir), **entries)
 
   def _write_manifest(self, data_dir, manifest):
-    path = self._manifest(data_dir)
-    with output_file(path, "w", encoding="utf-8") as f:
-      json.dump(manifest, f, indent=1, sort_keys=True)
+    shards.write_manifest(self._manifest(data_dir), manifest)
 
   def count_longer(self, split, data_dir, max_length):
     """As ``Problem.count_longer``, from the lengths datagen recorded
@@ -397,24 +331,10 @@ class Text2TextProblem(Problem):
     if split == "train" and mixture.read_mix(
         mixture.mix_path(data_dir, self.data_name)):
       return None
-    recorded = self._read_manifest(data_dir).get("lengths", {})
-    if split not in recorded:   # data written before lengths were recorded
+    counts = shards.count_longer(self._manifest(data_dir), split, max_length)
+    if counts is None:   # data written before lengths were recorded
       return super().count_longer(split, data_dir, max_length)
-    counts = {int(k): v for k, v in recorded[split].items()}
-    return (sum(counts.values()),
-            sum(v for k, v in counts.items() if k > max_length))
-
-  def check_shards(self, data_dir, files):
-    """A one-line error for a shard whose size is not the one datagen
-    recorded (data written before the record is not checked)."""
-    sizes = self._read_manifest(data_dir)["sizes"]
-    for name in files:
-      expected = sizes.get(os.path.basename(name))
-      if expected is not None and os.path.getsize(name) != expected:
-        raise UserError(
-            f"{name} is damaged: {os.path.getsize(name):,} bytes, datagen "
-            f"wrote {expected:,}; delete it and run t2t-datagen again with "
-            "the same flags: it rewrites the splits whose shards are missing")
+    return counts
 
   def data_files(self, data_dir):
     """Every TFRecord shard of this problem in ``data_dir``."""
@@ -425,7 +345,7 @@ class Text2TextProblem(Problem):
     files = sorted(glob.glob(os.path.join(
         data_dir, f"{self.data_name}-{split}-*-of-*")))
     files = [f for f in files if not f.endswith(".partial")]
-    self.check_shards(data_dir, files)
+    shards.check_sizes(self._manifest(data_dir), files)
     if not files:
       raise MissingFileError(
           f"no {split} data for {self.data_name} in {data_dir}; run "
