@@ -14,159 +14,55 @@
 """
 
 import os
-import shutil
 import signal
 import subprocess
-import time
 
-TINY = ("hidden_size=32,filter_size=64,num_hidden_layers=1,num_heads=2,"
-        "batch_size=1024,learning_rate_warmup_steps=20")
-SOURCE_LINE = "the big red dog sees a small cat near the old house"
-
-
-def _p(h, *names):
-  return os.path.join(h["dir"], *names)
-
-
-def _write(path, data):
-  with open(path, "wb") as f:
-    f.write(data if isinstance(data, bytes) else data.encode("utf-8"))
-  return path
-
-
-def _lines(path):
-  with open(path, "rb") as f:
-    return f.read().count(b"\n")
-
-
-def _source(h, n=20, name="in.txt"):
-  return _write(_p(h, name), (SOURCE_LINE + "\n") * n)
-
-
-def _old_output(h):
-  return _write(_p(h, "out.txt"), "the user's earlier output\n")
-
-
-def decoder(h, run=None, data=None, *more):
-  return ["t2t-decoder", "--problem=translate_synthetic",
-          f"--data_dir={data or h['data']}",
-          f"--output_dir={run or h['run']}", *more]
-
-
-def trainer(h, out, *more):
-  return ["t2t-trainer", "--problem=translate_synthetic",
-          "--hparams_set=transformer_tiny", f"--hparams={TINY}",
-          f"--data_dir={h['data']}", f"--output_dir={out}", "--noeval_bleu",
-          *more]
-
-
-def copy_run(h):
-  target = _p(h, "run")
-  shutil.copytree(h["run"], target)
-  return target
-
-
-def copy_data(h):
-  target = _p(h, "data")
-  shutil.copytree(h["data"], target)
-  return target
-
-
-def same_lines(source, output):
-  def check(h, done):
-    del done
-    got, want = _lines(_p(h, output)), _lines(_p(h, source))
-    return "" if got == want else f"{got} output lines for {want} input lines"
-  return check
-
-
-def absent(*names):
-  def check(h, done):
-    del done
-    there = [n for n in names if os.path.exists(_p(h, n))]
-    return f"{there[0]} was written" if there else ""
-  return check
-
-
-def _start(argv):
-  return subprocess.Popen(argv, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True)
-
-
-def _finish(process, timeout=600):
-  out, err = process.communicate(timeout=timeout)
-  return subprocess.CompletedProcess(process.args, process.returncode, out,
-                                     err)
-
-
-def _wait_for_file(path, process, timeout=300):
-  end = time.time() + timeout
-  while time.time() < end and process.poll() is None:
-    if os.path.exists(path):
-      return True
-    time.sleep(0.2)
-  return False
-
-
-def signalled(signum, wait_for):
-  """Sends ``signum`` once ``wait_for(h)`` (a path) exists."""
-  def during(h, argv):
-    process = _start(argv)
-    _wait_for_file(wait_for(h), process)
-    time.sleep(1.0)
-    process.send_signal(signum)
-    return _finish(process)
-  return during
-
-
-def second_while_first(first, lock):
-  """Runs ``first(h)`` until ``lock(h)`` exists, then the case's command
-  beside it; the first is then stopped and its exit checked clean."""
-  def during(h, argv):
-    one = _start(first(h))
-    _wait_for_file(lock(h), one)
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    one.send_signal(signal.SIGTERM)
-    first_done = _finish(one)
-    # Done before the signal came, stopped by it, or ended by it while
-    # Python was exiting (its handlers then are the default ones).
-    if first_done.returncode not in (0, 143, -15) or "Traceback" in \
-        first_done.stderr:
-      done.stderr += "\nTraceback (the first command): " + \
-          first_done.stderr[-300:]
-    return done
-  return during
+from hostile_steps import (
+    absent,
+    copy_data,
+    copy_run,
+    decoder,
+    in_dir,
+    old_output,
+    same_lines,
+    second_while_first,
+    sigint_at_step_100,
+    signalled,
+    source_file,
+    SOURCE_LINE,
+    trainer,
+    write_file)
 
 
 def _over_old_output(h, run=None, data=None):
   """The decoder on 20 lines, writing over an output the user had."""
-  return decoder(h, run, data, f"--decode_from_file={_source(h)}",
-                 f"--decode_to_file={_old_output(h)}")
+  return decoder(h, run, data, f"--decode_from_file={source_file(h)}",
+                 f"--decode_to_file={old_output(h)}")
 
 
 def _decode_big(h):
-  return decoder(h, None, None, f"--decode_from_file={_source(h, 3000)}",
-                 f"--decode_to_file={_p(h, 'out.txt')}")
+  return decoder(h, None, None, f"--decode_from_file={source_file(h, 3000)}",
+                 f"--decode_to_file={in_dir(h, 'out.txt')}")
 
 
 def _latin1(h):
-  _write(_p(h, "in.txt"), (SOURCE_LINE + " caf\xe9\n").encode("latin-1") * 5)
-  return decoder(h, None, None, f"--decode_from_file={_p(h, 'in.txt')}",
-                 f"--decode_to_file={_p(h, 'out.txt')}")
+  write_file(in_dir(h, "in.txt"), (SOURCE_LINE + " caf\xe9\n").encode("latin-1") * 5)
+  return decoder(h, None, None, f"--decode_from_file={in_dir(h, 'in.txt')}",
+                 f"--decode_to_file={in_dir(h, 'out.txt')}")
 
 
 def _odd_lines(h):
-  _write(_p(h, "in.txt"), "\ufeff" + SOURCE_LINE + "\r\n\r\n" + SOURCE_LINE
+  write_file(in_dir(h, "in.txt"), "\ufeff" + SOURCE_LINE + "\r\n\r\n" + SOURCE_LINE
          + "\n\n")
-  return decoder(h, None, None, f"--decode_from_file={_p(h, 'in.txt')}",
-                 f"--decode_to_file={_p(h, 'out.txt')}")
+  return decoder(h, None, None, f"--decode_from_file={in_dir(h, 'in.txt')}",
+                 f"--decode_to_file={in_dir(h, 'out.txt')}")
 
 
 def _nul_and_long(h):
-  _write(_p(h, "in.txt"), SOURCE_LINE + "\x00 dog\n" +
+  write_file(in_dir(h, "in.txt"), SOURCE_LINE + "\x00 dog\n" +
          "the dog " * 5000 + "\n" + "\u2028 a cat\x0c sees\n")
-  return decoder(h, None, None, f"--decode_from_file={_p(h, 'in.txt')}",
-                 f"--decode_to_file={_p(h, 'out.txt')}")
+  return decoder(h, None, None, f"--decode_from_file={in_dir(h, 'in.txt')}",
+                 f"--decode_to_file={in_dir(h, 'out.txt')}")
 
 
 def _damaged_vocab(h):
@@ -179,7 +75,7 @@ def _damaged_vocab(h):
 
 
 def _other_vocab(h):
-  data = _p(h, "data")
+  data = in_dir(h, "data")
   subprocess.run(["t2t-datagen", "--problem=translate_synthetic",
                   f"--data_dir={data}", "--vocab_size=500"],
                  capture_output=True, check=True)
@@ -193,11 +89,11 @@ def _edit_json(h, name, change):
   with open(path, encoding="utf-8") as f:
     text = f.read()
   if change == "cut":
-    _write(path, text[:len(text) // 2])
+    write_file(path, text[:len(text) // 2])
   else:
     values = json.loads(text)
     values.update(change)
-    _write(path, json.dumps(values))
+    write_file(path, json.dumps(values))
   return _over_old_output(h, run, None)
 
 
@@ -212,27 +108,27 @@ def _cut_checkpoint(h):
 def _best_damaged(h):
   run = copy_run(h)
   os.makedirs(os.path.join(run, "best"), exist_ok=True)
-  _write(os.path.join(run, "best", "best.json"), '{"metric": "loss", "hist')
+  write_file(os.path.join(run, "best", "best.json"), '{"metric": "loss", "hist')
   return trainer(h, run, "--train_steps=60", "--local_eval_frequency=20")
 
 
 def _bad_usr_dir(h):
-  os.makedirs(_p(h, "usr"))
-  _write(_p(h, "usr", "__init__.py"), "import os\nREGISTERED = undefined\n")
-  return trainer(h, _p(h, "out"), f"--t2t_usr_dir={_p(h, 'usr')}",
+  os.makedirs(in_dir(h, "usr"))
+  write_file(in_dir(h, "usr", "__init__.py"), "import os\nREGISTERED = undefined\n")
+  return trainer(h, in_dir(h, "out"), f"--t2t_usr_dir={in_dir(h, 'usr')}",
                  "--train_steps=1")
 
 
 def _raw(h, en, de):
-  os.makedirs(_p(h, "raw"))
+  os.makedirs(in_dir(h, "raw"))
   if en is not None:
-    _write(_p(h, "raw", "train.en"), en)
+    write_file(in_dir(h, "raw", "train.en"), en)
   if de is not None:
-    _write(_p(h, "raw", "train.de"), de)
+    write_file(in_dir(h, "raw", "train.de"), de)
   for lang in ("en", "de"):
-    _write(_p(h, "raw", f"dev.{lang}"), "a b\n")
+    write_file(in_dir(h, "raw", f"dev.{lang}"), "a b\n")
   return ["t2t-datagen", "--problem=translate_ende",
-          f"--data_dir={_p(h, 'newdata')}", f"--raw_data_dir={_p(h, 'raw')}",
+          f"--data_dir={in_dir(h, 'newdata')}", f"--raw_data_dir={in_dir(h, 'raw')}",
           "--raw_prefixes=train=train,dev=dev", "--vocab_size=300"]
 
 
@@ -242,7 +138,7 @@ def _sigint_trainer(h):
 
 
 def _trained_past_40(h, done):
-  saved = [n for n in os.listdir(_p(h, "run")) if n.endswith(".index")
+  saved = [n for n in os.listdir(in_dir(h, "run")) if n.endswith(".index")
            and int(n[5:-6]) > 40]
   if not saved:
     return "no checkpoint past step 40 was saved"
@@ -253,7 +149,7 @@ def _trained_past_40(h, done):
 def _refused_run(name, error, *flags):
   """A trainer case refused in one line before its run folder is made."""
   return dict(kind="bad name", name=f"trainer: {name}", error=error,
-              command=lambda h: trainer(h, _p(h, "out"), "--train_steps=1",
+              command=lambda h: trainer(h, in_dir(h, "out"), "--train_steps=1",
                                         *flags),
               check=absent("out"))
 
@@ -268,23 +164,23 @@ CASES = [
     dict(kind="bad file", name="decoder: a mistyped --checkpoint_path",
          setup=lambda h: decoder(h, None, None,
                                  f"--checkpoint_path={h['run']}/ckpt-99",
-                                 f"--decode_from_file={_source(h)}",
-                                 f"--decode_to_file={_old_output(h)}"),
+                                 f"--decode_from_file={source_file(h)}",
+                                 f"--decode_to_file={old_output(h)}"),
          error=lambda h: f"no checkpoint {h['run']}/ckpt-99"),
     dict(kind="bad file", name="decoder: output = input",
          setup=lambda h: decoder(h, None, None,
-                                 f"--decode_from_file={_source(h)}",
-                                 f"--decode_to_file={_p(h, 'in.txt')}"),
-         error=lambda h: _p(h, "in.txt")),
+                                 f"--decode_from_file={source_file(h)}",
+                                 f"--decode_to_file={in_dir(h, 'in.txt')}"),
+         error=lambda h: in_dir(h, "in.txt")),
     dict(kind="bad file", name="decoder: an input that does not exist",
          command=lambda h: decoder(h, None, None,
-                                   f"--decode_from_file={_p(h, 'no.txt')}",
-                                   f"--decode_to_file={_p(h, 'out.txt')}"),
-         error=lambda h: _p(h, "no.txt"), check=absent("out.txt")),
+                                   f"--decode_from_file={in_dir(h, 'no.txt')}",
+                                   f"--decode_to_file={in_dir(h, 'out.txt')}"),
+         error=lambda h: in_dir(h, "no.txt"), check=absent("out.txt")),
     dict(kind="bad file", name="decoder: an input that is a folder",
          command=lambda h: decoder(h, None, None,
                                    f"--decode_from_file={h['dir']}",
-                                   f"--decode_to_file={_p(h, 'out.txt')}"),
+                                   f"--decode_to_file={in_dir(h, 'out.txt')}"),
          error=lambda h: h["dir"], check=absent("out.txt")),
     dict(kind="bad file", name="decoder: a damaged vocabulary",
          setup=_damaged_vocab, error=lambda h: h["vocab"]),
@@ -300,17 +196,17 @@ CASES = [
          setup=_cut_checkpoint, error="ckpt-20"),
     dict(kind="bad file", name="decoder: --saved_model_dir at the export root",
          command=lambda h: ["t2t-decoder", f"--saved_model_dir={h['export']}",
-                            f"--decode_from_file={_source(h)}"],
+                            f"--decode_from_file={source_file(h)}"],
          error="export root"),
     dict(kind="bad file", name="decoder: a --saved_model_dir that is missing",
          command=lambda h: ["t2t-decoder",
-                            f"--saved_model_dir={_p(h, 'none')}",
-                            f"--decode_from_file={_source(h)}"],
-         error=lambda h: _p(h, "none")),
+                            f"--saved_model_dir={in_dir(h, 'none')}",
+                            f"--decode_from_file={source_file(h)}"],
+         error=lambda h: in_dir(h, "none")),
     dict(kind="bad name", name="decoder: --decode_hparams=beam_size=zero",
          command=lambda h: decoder(h, None, None,
                                    "--decode_hparams=beam_size=zero",
-                                   f"--decode_from_file={_source(h)}"),
+                                   f"--decode_from_file={source_file(h)}"),
          error="beam_size"),
     _refused_run("--hparams=num_heads=0", "num_heads", "--hparams=num_heads=0"),
     _refused_run("a misspelt hparams set", "transformer_tiny",
@@ -325,9 +221,9 @@ CASES = [
     dict(kind="bad file", name="trainer: a damaged best/best.json",
          setup=_best_damaged, error="best.json is damaged"),
     dict(kind="bad file", name="trainer: --warm_start_from that is no run",
-         command=lambda h: trainer(h, _p(h, "out"), "--train_steps=1",
-                                   f"--warm_start_from={_p(h, 'nothing')}"),
-         error=lambda h: _p(h, "nothing"), check=absent("out")),
+         command=lambda h: trainer(h, in_dir(h, "out"), "--train_steps=1",
+                                   f"--warm_start_from={in_dir(h, 'nothing')}"),
+         error=lambda h: in_dir(h, "nothing"), check=absent("out")),
     dict(kind="bad file", name="trainer: a --t2t_usr_dir that fails to import",
          setup=_bad_usr_dir, error="__init__.py", check=absent("out")),
     dict(kind="bad file", name="datagen: a raw file missing",
@@ -337,13 +233,13 @@ CASES = [
          setup=lambda h: _raw(h, "a b\nc d\ne f\n", "a b\nc d\n"),
          error="train"),
     dict(kind="bad file", name="bleu: a translation one line short",
-         setup=lambda h: _bleu(h, _write(_p(h, "t.txt"), "a b\n"),
-                               _write(_p(h, "r.txt"), "a b\nc d\n")),
-         error=lambda h: _p(h, "t.txt")),
+         setup=lambda h: _bleu(h, write_file(in_dir(h, "t.txt"), "a b\n"),
+                               write_file(in_dir(h, "r.txt"), "a b\nc d\n")),
+         error=lambda h: in_dir(h, "t.txt")),
     dict(kind="bad file", name="bleu: a reference that does not exist",
-         setup=lambda h: _bleu(h, _write(_p(h, "t.txt"), "a b\n"),
-                               _p(h, "none.txt")),
-         error=lambda h: _p(h, "none.txt")),
+         setup=lambda h: _bleu(h, write_file(in_dir(h, "t.txt"), "a b\n"),
+                               in_dir(h, "none.txt")),
+         error=lambda h: in_dir(h, "none.txt")),
     dict(kind="bad file", name="exporter: a version that exists",
          command=lambda h: ["t2t-exporter", "--problem=translate_synthetic",
                             f"--data_dir={h['data']}",
@@ -353,7 +249,7 @@ CASES = [
          error="1"),
     dict(kind="bad file", name="avg-all: a folder without checkpoints",
          command=lambda h: ["t2t-avg-all", f"--output_dir={h['dir']}",
-                            f"--avg_dir={_p(h, 'avg')}"],
+                            f"--avg_dir={in_dir(h, 'avg')}"],
          error=lambda h: h["dir"], check=absent("avg")),
     # -- odd bytes ------------------------------------------------------------
     dict(kind="odd bytes", name="decoder: Latin-1 input", setup=_latin1,
@@ -364,12 +260,12 @@ CASES = [
          setup=_nul_and_long, check=same_lines("in.txt", "out.txt")),
     dict(kind="odd bytes", name="decoder: an empty input",
          setup=lambda h: decoder(h, None, None,
-                                 f"--decode_from_file={_write(_p(h, 'in.txt'), '')}",
-                                 f"--decode_to_file={_p(h, 'out.txt')}"),
+                                 f"--decode_from_file={write_file(in_dir(h, 'in.txt'), '')}",
+                                 f"--decode_to_file={in_dir(h, 'out.txt')}"),
          check=same_lines("in.txt", "out.txt")),
     dict(kind="odd bytes", name="bleu: a BOM before the translation",
-         setup=lambda h: _bleu(h, _write(_p(h, "t.txt"), "\ufeffa b c d\n"),
-                               _write(_p(h, "r.txt"), "a b c d\n"),
+         setup=lambda h: _bleu(h, write_file(in_dir(h, "t.txt"), "\ufeffa b c d\n"),
+                               write_file(in_dir(h, "r.txt"), "a b c d\n"),
                                "--metrics=bleu"),
          check=lambda h, done: "" if "= 100.00" in done.stdout else
          "BLEU is not 100: " + done.stdout[-200:]),
@@ -377,62 +273,47 @@ CASES = [
     dict(kind="signal", name="trainer: SIGINT mid-training",
          setup=_sigint_trainer, exit=130, own_changes=True,
          error="stopped by SIGINT",
-         during=lambda h, argv: _sigint_during(h, argv),
+         during=lambda h, argv: sigint_at_step_100(h, argv),
          check=_trained_past_40),
     dict(kind="signal", name="decoder: SIGTERM mid-decode",
-         setup=lambda h: (_old_output(h), _decode_big(h))[1], exit=143,
+         setup=lambda h: (old_output(h), _decode_big(h))[1], exit=143,
          during=signalled(signal.SIGTERM,
-                          lambda h: _p(h, "out.txt") + ".lock"),
+                          lambda h: in_dir(h, "out.txt") + ".lock"),
          error="stopped by SIGTERM"),
     dict(kind="signal", name="exporter: SIGTERM mid-export", exit=143,
          command=lambda h: ["t2t-exporter", "--problem=translate_synthetic",
                             f"--data_dir={h['data']}",
                             f"--output_dir={h['run']}",
-                            f"--export_dir={_p(h, 'export')}",
+                            f"--export_dir={in_dir(h, 'export')}",
                             "--export_version=2"],
-         during=signalled(signal.SIGTERM, lambda h: _p(h, "export")),
+         during=signalled(signal.SIGTERM, lambda h: in_dir(h, "export")),
          error="stopped by SIGTERM", check=lambda h, done: "" if not
-         os.path.exists(_p(h, "export", "2")) else "export/2 was left"),
+         os.path.exists(in_dir(h, "export", "2")) else "export/2 was left"),
     # -- a full disk ---------------------------------------------------------------
     dict(kind="full disk", name="decoder: the output outgrows the disk",
-         setup=lambda h: (_old_output(h), _decode_big(h))[1], limit=8192,
+         setup=lambda h: (old_output(h), _decode_big(h))[1], limit=8192,
          error="out.txt"),
     dict(kind="full disk", name="datagen: the shards outgrow the disk",
          command=lambda h: ["t2t-datagen", "--problem=translate_synthetic",
-                            f"--data_dir={_p(h, 'newdata')}"],
+                            f"--data_dir={in_dir(h, 'newdata')}"],
          limit=100_000, error="newdata"),
     # -- two commands at once -------------------------------------------------------
     dict(kind="concurrent", name="decoder: two decoders, one output file",
-         setup=lambda h: (_source(h, 20000),
+         setup=lambda h: (source_file(h, 20000),
                           decoder(h, None, None,
-                                  f"--decode_from_file={_p(h, 'in.txt')}",
-                                  f"--decode_to_file={_p(h, 'out.txt')}"))[1],
+                                  f"--decode_from_file={in_dir(h, 'in.txt')}",
+                                  f"--decode_to_file={in_dir(h, 'out.txt')}"))[1],
          during=second_while_first(
              lambda h: decoder(h, None, None,
-                               f"--decode_from_file={_p(h, 'in.txt')}",
-                               f"--decode_to_file={_p(h, 'out.txt')}"),
-             lambda h: _p(h, "out.txt") + ".lock"),
+                               f"--decode_from_file={in_dir(h, 'in.txt')}",
+                               f"--decode_to_file={in_dir(h, 'out.txt')}"),
+             lambda h: in_dir(h, "out.txt") + ".lock"),
          error="out.txt"),
     dict(kind="concurrent", name="trainer: two trainers, one run directory",
          setup=lambda h: trainer(h, copy_run(h), "--train_steps=100000"),
          during=second_while_first(
-             lambda h: trainer(h, _p(h, "run"), "--train_steps=100000",
+             lambda h: trainer(h, in_dir(h, "run"), "--train_steps=100000",
                                "--save_checkpoints_steps=100000"),
-             lambda h: os.path.join(_p(h, "run"), "trainer.lock")),
+             lambda h: os.path.join(in_dir(h, "run"), "trainer.lock")),
          error="run", own_changes=True),
 ]
-
-
-def _sigint_during(h, argv):
-  """SIGINT once the trainer logs step 100 (its log is on stdout)."""
-  del h
-  process = _start(argv)
-  seen = ""
-  for line in process.stdout:
-    seen += line
-    if line.startswith("step 100"):
-      process.send_signal(signal.SIGINT)
-      break
-  out, err = process.communicate(timeout=300)
-  return subprocess.CompletedProcess(argv, process.returncode, seen + out,
-                                     err)

@@ -8,7 +8,8 @@ before changed, and no partial output left. Prints a Markdown table.
 
 It first makes what the cases damage: translate_synthetic's data, a tiny
 run (40 steps) and its SavedModel, about two minutes on 2 cores. Exit
-status 1 if any case fails. The cases are in scripts/hostile_cases.py.
+status 1 if any case fails. The cases are in scripts/hostile_cases.py,
+built from scripts/hostile_steps.py.
 """
 
 import argparse
