@@ -156,3 +156,24 @@ def test_ignored_flag_is_refused(name, args, flag):
   lines = done.stderr.strip().splitlines()
   assert len(lines) == 1 and f"--{flag}" in lines[0], done.stderr
   assert "Traceback" not in done.stderr
+
+
+def test_an_empty_value_is_not_a_flag_given():
+  """``--saved_model_dir=`` (a script's empty variable) neither picks the
+  SavedModel mode nor is refused as a flag the checkpoint mode ignores;
+  ``--saved_model_dir=X`` with a checkpoint-only flag is refused."""
+  from absl import flags  # pylint: disable=g-import-not-at-top
+  from t2t_keras.bin import modes  # pylint: disable=g-import-not-at-top
+  values = flags.FlagValues()
+  flags.DEFINE_string("saved_model_dir", "", "", flag_values=values)
+  flags.DEFINE_string("checkpoint_path", "", "", flag_values=values)
+  table = modes.Modes("t2t-x", exclusive=(
+      modes.Mode("through --saved_model_dir", frozenset({"saved_model_dir"}),
+                 when=lambda f: bool(f.saved_model_dir)),
+      modes.Mode("from a checkpoint", frozenset({"checkpoint_path"}))))
+  values(["prog", "--saved_model_dir=", "--checkpoint_path=/c"])
+  assert table.unread(values) is None
+  values.unparse_flags()
+  values(["prog", "--saved_model_dir=/s", "--checkpoint_path=/c"])
+  name, message = table.unread(values)
+  assert name == "checkpoint_path" and "through --saved_model_dir" in message

@@ -31,6 +31,12 @@ def because(reason, *names):
   return dict.fromkeys(names, reason)
 
 
+def _given(flag):
+  """Whether the user gave ``flag`` a value: ``--name=`` with nothing after
+  it (a script's empty variable) is not one."""
+  return bool(flag.present) and flag.value not in ("", None, [])
+
+
 @dataclasses.dataclass(frozen=True)
 class Mode:
   """One way a command runs.
@@ -73,7 +79,7 @@ class Modes:
     active = self.active(flag_values)
     read = EVERYWHERE.union(*(m.reads for m in active))
     for name in sorted(self.defined(flag_values)):
-      if name in read or not flag_values[name].present:
+      if name in read or not _given(flag_values[name]):
         continue
       readers = [m for m in self.exclusive + self.additive
                  if name in m.reads]
