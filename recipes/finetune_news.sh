@@ -54,7 +54,7 @@ if [ "$NORM" = pre ]; then HPARAMS="norm_position=pre${HPARAMS:+,$HPARAMS}"; fi
 step() { echo; echo "\$ $*"; "$@"; }
 score() {   # score NAME TRANSLATION REFERENCE: BLEU and chrF
   echo "$1:"
-  t2t-bleu --translation="$2" --reference="$3" --metrics=bleu,chrf
+  t2t-bleu --translation="$2" --reference="$3" --metrics=bleu,chrf --tokenized_lang=
 }
 
 mkdir -p "$DATA/raw" "$RUN/source"
