@@ -247,3 +247,24 @@ def test_padding_waste_is_small(ende):
       problem.examples("train", data_dir).shuffle(10000, seed=3).padded_batch(
           64, padded_shapes={"inputs": [None], "targets": [None]}), limit=200)
   assert naive > waste
+
+
+def test_a_split_that_fails_part_way_leaves_no_shard(tmp_path):
+  """Input that fails after some examples were written (files found
+  misaligned when read, a signal): no shard of the split, finished or
+  partial, is left for a rerun to take as done."""
+  from t2t_keras.data import shards  # pylint: disable=g-import-not-at-top
+
+  def examples():
+    yield [5, 6, 1], [7, 1]
+    yield [8, 1], [9, 9, 1]
+    raise CorpusError("parallel files differ in length")
+
+  final = [str(tmp_path / f"p-train-{i:05d}-of-00002") for i in range(2)]
+  with pytest.raises(CorpusError, match="differ in length"):
+    shards.write_split(examples(), final, "train", str(tmp_path))
+  assert os.listdir(tmp_path) == []
+  count, lengths = shards.write_split(iter([([5, 1], [6, 7, 1])]), final,
+                                      "train", str(tmp_path))
+  assert (count, dict(lengths)) == (1, {3: 1})
+  assert sorted(os.listdir(tmp_path)) == [os.path.basename(p) for p in final]
