@@ -12,7 +12,8 @@
 # The hparams set follows the number of training pairs: under 100,000
 # transformer_multi30k (a small pre-norm model, 8,000 pieces), under
 # 5,000,000 transformer_base (32,000 pieces), else transformer_big.
-# SET and VOCAB choose others; STEPS (default: the set's), MINUTES (stop the
+# SET and VOCAB choose others; STEPS (default: the set's; under 4 warm-ups,
+# the warm-up becomes a quarter of it), MINUTES (stop the
 # updates after this many minutes), EVAL_EVERY, SAVE_EVERY, EVAL_LINES (dev
 # lines decoded at each evaluation; 0: all), AVERAGE (checkpoints averaged),
 # SEED and HPARAMS (overrides) scale it, as the test does.
@@ -60,7 +61,16 @@ AVERAGE=${AVERAGE:-5}
 SEED=${SEED:-1234}
 HPARAMS=${HPARAMS:-}
 LIMITS=()
-if [ -n "${STEPS:-}" ]; then LIMITS+=("--train_steps=$STEPS"); fi
+if [ -n "${STEPS:-}" ]; then
+  LIMITS+=("--train_steps=$STEPS")
+  # A run shorter than 4 warm-ups (STEPS=40, a check) warms up over a
+  # quarter of its steps: the paper's rate would still be near 0 at its end.
+  WARMUP=$(python3 -c 'import sys; from t2t_keras import registry
+print(registry.hparams(sys.argv[1]).learning_rate_warmup_steps)' "$SET")
+  if [ "$STEPS" -lt $((4 * WARMUP)) ] && [[ "$HPARAMS" != *warmup* ]]; then
+    HPARAMS="learning_rate_warmup_steps=$(( STEPS / 4 > 0 ? STEPS / 4 : 1 ))${HPARAMS:+,$HPARAMS}"
+  fi
+fi
 if [ -n "${MINUTES:-}" ]; then LIMITS+=("--train_minutes=$MINUTES"); fi
 echo "train: $PAIRS pairs: hparams set $SET, a $VOCAB-piece vocabulary;" \
   "$EVAL_SPLIT.$SRC is decoded and scored"
