@@ -110,33 +110,23 @@ def transformer_parsing_small():
   (recipes/parsing_wsj.sh) in an hour on 2 CPU cores: ``_cpu_hour`` of
   transformer_parsing (the paper's 4 x 1024 was fit to 40K WSJ trees plus
   17M semi-supervised sentences; it would not train in an hour here). The
-  step count, the precision and the norm position were chosen on dev F1
-  (docs/recipes.md)."""
-  # 5,500 steps: dev F1 82.09 after 5,000, 83.22 after 5,500 (WSJ + CRAFT
-  # 1:1, last 5 checkpoints averaged, beam 21); validation F1 still rising.
-  # recipes/parsing_wsj.sh stops by the clock instead (--train_minutes=59:
-  # steps 4,927 and 4,721 and F1 81.86 and 81.20 with seeds 1 and 2 on
-  # CPUs with AVX-512 bfloat16 instructions; 6,730 and 6,442 steps and F1
-  # 83.76 and 82.38 on one with AMX bfloat16 tiles).
+  step count, the precision, dropout, averaging and the norm position were
+  chosen on dev F1; each departure's figures are in docs/experiments.md
+  (its parsing table)."""
+  # 5,500 steps, where dev F1 was still rising; recipes/parsing_wsj.sh
+  # stops by the clock instead (--train_minutes=59).
   # activation_dtype stays "auto": mixed bfloat16 where the CPU has
-  # bfloat16 units, dev F1 77.79 against float32's 77.86 (WSJ only, 4,000
-  # steps) at 1.46x the speed, which brings 5,500 steps near the hour (58
-  # and 63 minutes on two CPUs of 202 and 210 GFLOP/s float32 peak).
+  # bfloat16 units, level with float32 on dev at about 1.5x the speed.
   hparams = _cpu_hour(transformer_parsing(), train_steps=5500)
-  # 34K trees (3.4M target tokens, 8x Multi30k's) are seen about 6 times in
-  # the hour: P_drop 0.2 rather than 0.3 learns faster (validation F1 57.54
-  # against 42.38 at step 2,500, dev loss 0.346 against 0.460).
+  # 34K trees are seen about 6 times in the hour: P_drop 0.2 rather than
+  # 0.3 learns faster.
   hparams.layer_prepostprocess_dropout = 0.2
-  # The average of the weights that led Multi30k's validation; with P_drop
-  # 0.2, dev F1 83.22 against 80.53 before both (seed 1); seed 2: 82.05.
+  # The moving average of the weights that led Multi30k's validation.
   hparams.ema_decay = 0.999
   # d_ff stays _cpu_hour's 1,024: 2,048 learns more a step but trains 0.71x
-  # the steps in the same time, and after 35 minutes it was 5 F1 behind.
+  # the steps in the same time, and ends behind.
   # Not the paper's post-norm: LayerNorm before each sub-layer (and after
-  # each stack) learns more a step here, dev loss 0.2011 against 0.2201 at
-  # step 4,000 (seed 1), and the hour's 5,211 and 5,089 steps gave dev F1
-  # 84.23 and 83.75 (seeds 1 and 2), where post-norm had 83.76 and 82.38
-  # after 6,730 and 6,442 steps on a faster CPU (docs/recipes.md).
+  # each stack) learns more a step here and ends ahead.
   hparams.norm_position = "pre"
   return hparams
 
