@@ -60,13 +60,20 @@ EVAL_LINES=${EVAL_LINES:-500}
 AVERAGE=${AVERAGE:-5}
 SEED=${SEED:-1234}
 HPARAMS=${HPARAMS:-}
+# The set checked (an unknown name: one line with the close ones) before
+# anything is written; its warm-up, for a short STEPS below.
+WARMUP=$(python3 -c 'import sys
+from t2t_keras import registry
+try:
+  print(registry.hparams(sys.argv[1]).learning_rate_warmup_steps)
+except registry.RegistryError as e:
+  print(f"error: SET={sys.argv[1]}: {e}", file=sys.stderr)
+  sys.exit(2)' "$SET") || exit 2
 LIMITS=()
 if [ -n "${STEPS:-}" ]; then
   LIMITS+=("--train_steps=$STEPS")
   # A run shorter than 4 warm-ups (STEPS=40, a check) warms up over a
   # quarter of its steps: the paper's rate would still be near 0 at its end.
-  WARMUP=$(python3 -c 'import sys; from t2t_keras import registry
-print(registry.hparams(sys.argv[1]).learning_rate_warmup_steps)' "$SET")
   if [ "$STEPS" -lt $((4 * WARMUP)) ] && [[ "$HPARAMS" != *warmup* ]]; then
     HPARAMS="learning_rate_warmup_steps=$(( STEPS / 4 > 0 ? STEPS / 4 : 1 ))${HPARAMS:+,$HPARAMS}"
   fi

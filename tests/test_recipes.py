@@ -302,20 +302,28 @@ def test_translate_files_recipe_from_a_users_files(shared_data, tmp_path):
     ("misaligned", "error: {raw}/train.en has 2000 lines but {raw}/train.de "
                    "has 1999: the files must be line-aligned"),
     ("half_test", "error: {raw}/test.de is missing beside {raw}/test.en"),
+    ("unknown_set", "error: SET=transformer_multi30: unknown hparams name "
+                    "'transformer_multi30'. Did you mean: transformer_multi30k"),
 ])
 def test_translate_files_recipe_refuses_bad_folders(shared_data, tmp_path,
                                                     fault, message):
   raw = _wmt_sample(shared_data, tmp_path)
-  if fault == "missing":
+  env = {}
+  if fault == "unknown_set":
+    env = dict(SET="transformer_multi30", STEPS="40")
+  elif fault == "missing":
     os.remove(raw / "dev.de")
   elif fault == "misaligned":
     lines = (raw / "train.de").read_text(encoding="utf-8").splitlines(True)
     (raw / "train.de").write_text("".join(lines[:-1]), encoding="utf-8")
-  else:
+  elif fault == "half_test":
     os.remove(raw / "test.de")
   done = _recipe("translate_files.sh", str(raw), "en", "de",
-                 str(tmp_path / "data"), str(tmp_path / "run"))
+                 str(tmp_path / "data"), str(tmp_path / "run"), **env)
   assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
-  assert done.stderr.strip().splitlines() == [message.format(raw=raw)]
+  said = done.stderr.strip().splitlines()
+  if fault == "unknown_set":   # then the known names, a long list
+    said = [said[0][:len(message)]] if len(said) == 1 else said
+  assert said == [message.format(raw=raw)]
   assert not os.path.exists(tmp_path / "data")
   assert not os.path.exists(tmp_path / "run")
