@@ -53,6 +53,23 @@ def test_two_replicas_equal_one_replica_on_the_same_global_batch():
   assert report["worst_relative_delta"] < 1e-4
 
 
+@pytest.mark.parametrize("kernels", ["0", "1"])
+def test_replicas_draw_different_dropout_masks(kernels):
+  """Two logical CPUs, Dropout(0.5) in strategy.run: the replicas' masks
+  differ at every call, on the fast path and the plain one GPUs run."""
+  result = subprocess.run(
+      python(os.path.join(HERE, "replica_dropout_check.py")),
+      capture_output=True, text=True, timeout=600, check=False,
+      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
+               T2T_KERAS_KERNELS=kernels))
+  assert result.returncode == 0, result.stderr[-3000:]
+  report = json.loads(result.stdout.strip().splitlines()[-1])
+  assert report["replicas"] == 2 and report["kernels"] == (kernels == "1")
+  assert report["differ"] == [True, True, True], report
+  for pair in report["kept"]:       # each still drops about half
+    assert all(0.35 < share < 0.65 for share in pair), report
+
+
 def micro_batches(rng):
   shapes = [(3, 5, 6), (2, 7, 4), (4, 3, 3), (1, 9, 8)]
   batches = []
