@@ -272,37 +272,104 @@ def free_port():
     return s.getsockname()[1]
 
 
-def test_two_worker_multi_worker_mirrored_run(tmp_path):
-  ports = [free_port(), free_port()]
-  cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
-  out = str(tmp_path / "run")
+def start_workers(out, tasks, steps, *extra):
+  """t2t-trainer processes for a cluster on 127.0.0.1 with ``tasks`` (e.g.
+  [("chief", 0), ("worker", 0)]), each training copy_sequence into ``out``."""
+  ports = iter([free_port() for _ in tasks])
+  cluster = {}
+  for kind, _ in tasks:
+    cluster.setdefault(kind, []).append(f"127.0.0.1:{next(ports)}")
   processes = []
-  for index in range(2):
+  for kind, index in tasks:
     worker_env = env()
     worker_env["TF_CONFIG"] = json.dumps(
-        {"cluster": cluster, "task": {"type": "worker", "index": index}})
+        {"cluster": cluster, "task": {"type": kind, "index": index}})
     processes.append(subprocess.Popen(
         [sys.executable, "-m", "t2t_keras.bin.t2t_trainer",
          "--problem=copy_sequence", "--hparams_set=transformer_tiny",
          "--hparams=hidden_size=32,filter_size=64,batch_size=320,"
-         "max_length=16", "--train_steps=3", "--eval_steps=2",
-         # The workers agree on the clock after every update.
-         "--train_minutes=60", f"--output_dir={out}"],
+         "max_length=16", f"--train_steps={steps}", "--eval_steps=2",
+         f"--output_dir={out}", *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
         env=worker_env))
+  return processes
+
+
+def finish(processes, timeout=400):
+  """[(exit code, stdout, stderr)] of each process, killing all on a
+  time-out."""
   outputs = []
   for process in processes:
     try:
-      stdout, stderr = process.communicate(timeout=400)
+      stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
       for p in processes:
         p.kill()
       raise
     outputs.append((process.returncode, stdout, stderr))
+  return outputs
+
+
+def test_chief_and_worker_train_with_one_chief(tmp_path):
+  """TF_CONFIG with a chief and a worker: one chief writes the run, the
+  worker saves the same steps to its temporary directory (one kept)."""
+  out = str(tmp_path / "run")
+  outputs = finish(start_workers(
+      out, [("chief", 0), ("worker", 0)], 4, "--save_checkpoints_steps=2",
+      # The workers agree on the clock after every update.
+      "--train_minutes=60"))
   for code, stdout, stderr in outputs:
     assert code == 0, stderr[-3000:]
-    assert "2 replica(s)" in stdout and "step 3: dev loss" in stdout
-  assert tf.train.latest_checkpoint(out).endswith("ckpt-3")
+    assert "2 replica(s)" in stdout and "step 4: dev loss" in stdout
+  assert tf.train.latest_checkpoint(out).endswith("ckpt-4")
+  assert [os.path.basename(p) for p in tf.train.get_checkpoint_state(
+      out).all_model_checkpoint_paths] == ["ckpt-2", "ckpt-4"]
+  temp = os.path.join(out, "workertemp_1")
+  assert [os.path.basename(p) for p in tf.train.get_checkpoint_state(
+      temp).all_model_checkpoint_paths] == ["ckpt-4"]
+  assert not os.path.exists(os.path.join(out, "workertemp_0"))
+  for pipeline in ("pipeline-0-of-2", "pipeline-1-of-2"):
+    assert os.path.isfile(os.path.join(out, "data", pipeline, "ckpt-4.index"))
+
+
+def test_a_killed_worker_stops_the_other_in_one_line_and_both_resume(
+    tmp_path):
+  """SIGKILL the worker mid-run: the chief ends within 120 s with one line
+  naming it; both started again resume from the same step and end with
+  identical weights."""
+  out = str(tmp_path / "run")
+  tasks = [("chief", 0), ("worker", 0)]
+  processes = start_workers(out, tasks, 100000, "--save_checkpoints_steps=5",
+                            "--save_checkpoints_secs=0")
+  deadline = time.time() + 300
+  while time.time() < deadline and not tf.train.latest_checkpoint(out):
+    assert processes[0].poll() is None, processes[0].communicate()[1][-3000:]
+    time.sleep(0.1)
+  processes[1].kill()
+  killed = time.time()
+  (code, _, stderr), _ = finish(processes, timeout=300)
+  assert time.time() - killed < 120
+  assert code == 2, stderr[-3000:]
+  lines = stderr.strip().splitlines()
+  assert len(lines) == 1 and lines[0].startswith(
+      "error: worker 0 of the 2 workers stopped answering at step "), lines
+  latest = tf.train.latest_checkpoint(out)
+  assert "all resume from " + latest in lines[0]
+  step = int(latest.rsplit("-", 1)[1])
+  outputs = finish(start_workers(out, tasks, step + 4, "--noeval_bleu"))
+  for code, stdout, stderr in outputs:
+    assert code == 0, stderr[-3000:]
+    assert f"resumed from {latest} at step {step}" in stdout, stdout
+    assert f"continuing the training data from its position at step {step}" \
+        in stdout, stdout
+  readers = [tf.train.load_checkpoint(os.path.join(d, f"ckpt-{step + 4}"))
+             for d in (out, os.path.join(out, "workertemp_1"))]
+  names = [k for k in readers[0].get_variable_to_shape_map()
+           if "VARIABLE_VALUE" in k and not k.startswith("save_counter")]
+  assert len(names) > 20
+  for name in names:
+    np.testing.assert_array_equal(readers[0].get_tensor(name),
+                                  readers[1].get_tensor(name), err_msg=name)
 
 
 CUINIT = ("failed call to cuInit: INTERNAL: CUDA error: Failed call to "

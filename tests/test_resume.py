@@ -3,7 +3,8 @@
 command each time, resumes from its last checkpoint, stops at the requested
 step, and ends with the weights of a run that was never interrupted.
 Dropout is on (0.1), so this needs the dropout random state and the data
-stream to continue where they were."""
+stream to continue where they were; the stream continues from the position
+saved with the checkpoint, on one replica and on two."""
 
 import os
 import re
@@ -13,6 +14,7 @@ import sys
 import time
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from commands import python
@@ -21,8 +23,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS, EVERY = 60, 10
 
 
-def command(data, out):
+def command(data, out, replicas=1):
   return [sys.executable, "-m", "t2t_keras.bin.t2t_trainer",
+          *([f"--cpu_devices={replicas}"] if replicas > 1 else []),
           "--problem=translate_synthetic", "--hparams_set=transformer_tiny",
           "--hparams=hidden_size=32,filter_size=64,num_hidden_layers=1,"
           "batch_size=512,learning_rate_warmup_steps=4", f"--data_dir={data}",
@@ -37,13 +40,15 @@ def weights(out):
           if k.startswith(("model/", "rng/"))}
 
 
-def test_killed_twice_resumes_to_the_unbroken_run(trained_run, tmp_path):
+@pytest.mark.parametrize("replicas", [1, 2])
+def test_killed_twice_resumes_to_the_unbroken_run(trained_run, tmp_path,
+                                                  replicas):
   data, _ = trained_run
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
   out = tmp_path / "resumed"
   killed_at = []
   for _ in range(2):
-    process = subprocess.Popen(command(data, out), cwd=REPO, env=env,
+    process = subprocess.Popen(command(data, out, replicas), cwd=REPO, env=env,
                                stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     floor = (killed_at[-1] if killed_at else 0) + EVERY
@@ -67,7 +72,7 @@ def test_killed_twice_resumes_to_the_unbroken_run(trained_run, tmp_path):
   halfway = weights(out)
   logs = []
   for run in (out, tmp_path / "unbroken"):
-    done = subprocess.run(python(*command(data, run)[1:]), cwd=REPO, env=env,
+    done = subprocess.run(python(*command(data, run, replicas)[1:]), cwd=REPO, env=env,
                           text=True, capture_output=True, timeout=600,
                           check=False)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -75,6 +80,8 @@ def test_killed_twice_resumes_to_the_unbroken_run(trained_run, tmp_path):
   resumed = re.search(r"resumed from \S+ckpt-(\d+) at step (\d+)", logs[0])
   assert resumed, logs[0]
   assert int(resumed.group(1)) == int(resumed.group(2)) == killed_at[1]
+  assert (f"continuing the training data from its position at step "
+          f"{killed_at[1]}") in logs[0], logs[0]
   assert f"step {STEPS}: dev loss" in logs[0]
   assert tf.train.latest_checkpoint(str(out)).endswith(f"ckpt-{STEPS}")
   unbroken, final = weights(tmp_path / "unbroken"), weights(out)
@@ -83,4 +90,37 @@ def test_killed_twice_resumes_to_the_unbroken_run(trained_run, tmp_path):
   assert any(not np.array_equal(halfway[k], final[k]) for k in final)
   for key, value in unbroken.items():
     np.testing.assert_allclose(final[key], value, rtol=1e-6, atol=1e-7,
+                               err_msg=key)
+
+
+def test_a_checkpoint_without_a_data_position_resumes_by_re_reading(tmp_path):
+  """A run directory from before data positions were kept (its data/ folder
+  gone): the resumed run says so, re-reads the batches its updates used, and
+  ends with the unbroken run's weights."""
+  from t2t_keras.training.run import CheckpointPolicy, RunConfig, train  # pylint: disable=g-import-not-at-top
+
+  def run(out, steps):
+    logs = []
+    train(RunConfig("copy_sequence", "transformer_tiny", str(out),
+                    train_steps=steps, hparams_overrides=(
+                        "hidden_size=32,filter_size=64,num_hidden_layers=1,"
+                        "batch_size=320,max_length=16"),
+                    checkpoints=CheckpointPolicy(every_steps=2)),
+          log=logs.append)
+    return logs
+
+  run(tmp_path / "old", 4)
+  assert sorted(os.listdir(tmp_path / "old" / "data" / "pipeline-0-of-1")) \
+      == sorted(f"ckpt-{s}.{e}" for s in (2, 4)
+                for e in ("index", "data-00000-of-00001"))
+  import shutil  # pylint: disable=g-import-not-at-top
+  shutil.rmtree(tmp_path / "old" / "data")
+  logs = run(tmp_path / "old", 6)
+  assert any("ckpt-4 has no saved data position" in line and
+             "re-reading the 4 batch(es) its updates used" in line
+             for line in logs), logs
+  run(tmp_path / "unbroken", 6)
+  old, unbroken = weights(tmp_path / "old"), weights(tmp_path / "unbroken")
+  for key, value in unbroken.items():
+    np.testing.assert_allclose(old[key], value, rtol=1e-6, atol=1e-7,
                                err_msg=key)

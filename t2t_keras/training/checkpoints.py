@@ -24,10 +24,14 @@ from t2t_keras.training.config import CheckpointPolicy
 
 class Checkpointer:
   """Saves ``objects`` (tf.train.Checkpoint's) as ``policy`` (a
-  ``CheckpointPolicy``) says; with ``directory`` None it does nothing."""
+  ``CheckpointPolicy``) says; with ``directory`` None it does nothing.
+  ``shared_dir``: for a multi-worker run's other workers, the chief's run
+  directory (``directory`` is then the worker's temporary one)."""
 
-  def __init__(self, directory, policy=CheckpointPolicy(), **objects):
+  def __init__(self, directory, policy=CheckpointPolicy(), shared_dir=None,
+               **objects):
     self.directory = directory
+    self.shared_dir = shared_dir
     self.every_steps = policy.every_steps
     self.every_secs = policy.every_secs
     self.checkpoint = tf.train.Checkpoint(**objects)
@@ -36,6 +40,8 @@ class Checkpointer:
       self.manager = tf.train.CheckpointManager(
           self.checkpoint, directory, max_to_keep=policy.keep)
     self.keep = policy.keep
+    self.position = None   # a feed.DataPosition saved with each checkpoint
+    self.agreement = None  # an agreement.WorkerAgreement: saves by step
     self._last_time = time.time()
     self._last_step = None
 
@@ -43,11 +49,23 @@ class Checkpointer:
   def latest(self):
     return self.manager.latest_checkpoint if self.manager else None
 
-  def restore(self, log=log_line, run_dir=None):
+  def restore(self, log=log_line, run_dir=None, source_dir=None):
     """Loads the newest checkpoint that reads, if any; returns its path.
     Each one that does not read is moved to ``<run_dir>/unreadable/``
     (default: the checkpoint directory's) with a line to ``log``; a damaged
-    ``checkpoint`` state file is rebuilt from the checkpoints found."""
+    ``checkpoint`` state file is rebuilt from the checkpoints found.
+
+    ``source_dir``: read the checkpoints of that directory instead, moving
+    nothing (a multi-worker run's other workers restore the chief's: the
+    chief makes the same choice and does the moving)."""
+    if source_dir is not None:
+      for path in reversed(checkpoint_io.listed(source_dir)):
+        try:
+          checkpoint_io.restore(self.checkpoint, path)
+          return path
+        except checkpoint_io.UnreadableCheckpoint:
+          continue
+      return None
     if self.manager and checkpoint_io.state_damaged(self.directory):
       found = checkpoint_io.rebuild_state(self.directory)
       self._new_manager()
@@ -73,17 +91,30 @@ class Checkpointer:
         self.checkpoint, self.directory, max_to_keep=self.keep)
 
   def save(self, step):
+    """Saves after update ``step`` (the data position first, when there is
+    one: a listed checkpoint always has its position); its path."""
     if not self.manager or step == self._last_step:
       return None
+    if self.position is not None:
+      self.position.save(step)
     path = checkpoint_io.save(self.manager, step)
+    if self.position is not None:
+      # The positions of the steps the run's checkpoints keep (the chief's,
+      # when this is another worker's temporary directory), and this one.
+      kept = self.manager.checkpoints if self.shared_dir is None else \
+          checkpoint_io.listed(self.shared_dir)
+      self.position.prune({step_of(p) for p in kept} | {step})
     self._last_time, self._last_step = time.time(), step
     return path
 
   def due(self, step):
     """Whether the policy asks for a checkpoint after update ``step``."""
     due_steps = self.every_steps and step % self.every_steps == 0
-    due_secs = self.every_secs and (
-        time.time() - self._last_time >= self.every_secs)
+    due_secs = bool(self.every_secs and (
+        time.time() - self._last_time >= self.every_secs))
+    if self.every_secs and self.agreement is not None:
+      # Each worker's clock differs: all save when any one's time is up.
+      due_secs = self.agreement.any(due_secs)
     return bool(self.manager and (due_steps or due_secs))
 
 

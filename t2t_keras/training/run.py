@@ -19,12 +19,15 @@ from t2t_keras.models.precision import (choose_activation_dtype, cpu_flags,
 from t2t_keras.training.best import BEST_DIR
 from t2t_keras.training.best import read_state as read_best_state
 from t2t_keras.training.evaluation import EvaluationHook
+from t2t_keras.training.feed import DataPosition, TrainingFeed
 from t2t_keras.training.hooks import hooks_from_hparams
 from t2t_keras.training.objective import objective_from_hparams
 # Re-exported: callers import RunConfig and CheckpointPolicy from here.
 from t2t_keras.training.config import CheckpointPolicy, RunConfig  # noqa: F401  # pylint: disable=unused-import
 from t2t_keras.training.run_lock import RunLock
-from t2t_keras.training.strategy import make_strategy
+from t2t_keras.training.strategy import make_strategy, num_workers
+from t2t_keras.training.agreement import WorkerAgreement
+from t2t_keras.training.workers import PEER_ERRORS, peer_failure, worker_dirs
 from t2t_keras.training.signals import SignalStopHook
 from t2t_keras.training.time_limit import TimeLimitHook
 from t2t_keras.training.trainer import Trainer
@@ -90,6 +93,29 @@ def report_long_examples(problem, data_dir, max_length, log):
       log(line)
 
 
+def _training_feed(trainer, restored, dataset_fn, run_dir, log):
+  """(the run's ``TrainingFeed``, its ``DataPosition``): one iterator for the
+  whole run; a resumed run continues it from the position saved with the
+  restored step, or, for a checkpoint without one, by re-reading the
+  batches the restored updates used, so it sees what an unbroken run would
+  see."""
+  training_feed = TrainingFeed(trainer.strategy, dataset_fn)
+  position = DataPosition(run_dir, training_feed)
+  if not restored:
+    training_feed.start()
+  elif position.restore(trainer.step):
+    log(f"continuing the training data from its position at step "
+        f"{trainer.step:,} ({position.path(trainer.step)})")
+  else:
+    skip = trainer.step * training_feed.batches_per_update(
+        trainer.accumulation)
+    log(f"{restored} has no saved data position for this input pipeline "
+        f"(written before positions were kept, or on another number of "
+        f"workers): re-reading the {skip:,} batch(es) its updates used")
+    training_feed.start(skip)
+  return training_feed, position
+
+
 def train(config, log=log_line):
   """Builds, trains (resuming from ``config.output_dir``) and evaluates on
   dev every ``config.eval_every`` steps (dev BLEU too when asked), keeping
@@ -152,8 +178,8 @@ def _train(config, log):
     if chief:
       hparams.save(os.path.join(c.output_dir, "hparams.json"))
       save_model_spec(c.output_dir, spec)
-    model_dir = c.output_dir if chief else os.path.join(
-        c.output_dir, f"worker_{strategy.cluster_resolver.task_id}")
+    model_dir, policy, chief_dir = worker_dirs(c.output_dir, chief,
+                                               c.checkpoints)
 
     def build():
       net = registry.model(c.model)(hparams, input_vocab, target_vocab)
@@ -164,8 +190,11 @@ def _train(config, log):
     if c.train_minutes:
       hooks.append(TimeLimitHook(c.train_minutes, log))
     with dtype_policy(hparams.activation_dtype):
-      trainer = Trainer(build, hparams, strategy, model_dir, c.checkpoints,
-                        c.jit_compile, train_steps, hooks, objective)
+      trainer = Trainer(build, hparams, strategy, model_dir, policy,
+                        c.jit_compile, train_steps, hooks, objective,
+                        shared_dir=chief_dir)
+      if num_workers() > 1:
+        trainer.checkpointer.agreement = WorkerAgreement(strategy)
       restored = trainer.restore(log)
       if restored:
         log(f"resumed from {restored} at step {trainer.step}" + (
@@ -187,14 +216,10 @@ def _train(config, log):
               f" or {c.train_minutes:g} min" if c.train_minutes else ""))
       if not restored:   # a full pass over the data: once a run, not a resume
         report_long_examples(problem, c.data_dir, hparams.max_length, log)
-      # One iterator for the whole run; a resumed run skips the batches the
-      # restored updates consumed, so it sees what an unbroken run would see.
-      if restored:
-        log(f"continuing the training data after the {trainer.step:,} "
-            "update(s) already applied")
-      train_data = iter(trainer.distribute(lambda ctx: problem.batches(
-          "train", c.data_dir, hparams, seed=c.seed, input_context=ctx).skip(
-              trainer.batches_consumed(ctx))))
+      train_data = trainer.feed(*_training_feed(
+          trainer, restored, lambda ctx: problem.batches(
+              "train", c.data_dir, hparams, seed=c.seed, input_context=ctx),
+          c.output_dir, log))
 
       def dev_data():
         return trainer.distribute(lambda ctx: problem.batches(
@@ -209,9 +234,15 @@ def _train(config, log):
             f"without a better dev {evaluation.keeper.metric}; "
             f"{evaluation.keeper.describe()}")
         return None
-      trainer.fit(train_data, train_steps,
-                  log_every=max(1, min(100, eval_every)), log=log,
-                  hooks=[evaluation])
+      try:
+        trainer.fit(train_data, train_steps,
+                    log_every=max(1, min(100, eval_every)), log=log,
+                    hooks=[evaluation])
+      except PEER_ERRORS as e:
+        gone = peer_failure(e, trainer.step, c.output_dir)
+        if gone is None:
+          raise
+        raise gone from None
       if trainer.interrupted:
         raise Interrupted(trainer.interrupted, (
             f"stopped by {trainer.stop_reason} at step {trainer.step}: "

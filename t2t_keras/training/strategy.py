@@ -31,9 +31,27 @@ def split_cpu(num_devices):
           f"already started with {existing}") from e
 
 
+def _tf_config():
+  return json.loads(os.environ.get("TF_CONFIG", "{}") or "{}")
+
+
 def num_workers():
-  config = json.loads(os.environ.get("TF_CONFIG", "{}") or "{}")
-  return len(config.get("cluster", {}).get("worker", []))
+  """The training processes TF_CONFIG names: its ``chief`` (at most one)
+  and ``worker`` entries together, as MultiWorkerMirroredStrategy counts
+  them; 0 without TF_CONFIG."""
+  cluster = _tf_config().get("cluster", {})
+  return len(cluster.get("chief", [])) + len(cluster.get("worker", []))
+
+
+def worker_index():
+  """This process's place among them (tf.distribute's id in the cluster):
+  the chief is 0, worker i is i + 1 when there is a chief, else i."""
+  config = _tf_config()
+  task = config.get("task", {})
+  if task.get("type") == "chief":
+    return 0
+  has_chief = bool(config.get("cluster", {}).get("chief"))
+  return int(task.get("index", 0)) + (1 if has_chief else 0)
 
 
 def check_gpus(worker_gpu, seen, built_with_cuda, allow_cpu=False,

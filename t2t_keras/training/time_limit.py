@@ -16,10 +16,9 @@ import time
 import tensorflow as tf
 
 from t2t_keras.errors import UserError
+from t2t_keras.training.agreement import WorkerAgreement
 from t2t_keras.training.hooks import TrainingHook
 from t2t_keras.training.strategy import num_workers
-
-_MEAN = tf.distribute.ReduceOp.MEAN
 
 
 class TimeLimitHook(TrainingHook):
@@ -44,16 +43,8 @@ class TimeLimitHook(TrainingHook):
       self.seconds = tf.Variable(0.0, trainable=False, dtype=tf.float64,
                                  name="trained_seconds")
     if num_workers() > 1:
-      strategy = trainer.strategy
-
-      @tf.function(autograph=False,
-                   input_signature=[tf.TensorSpec([], tf.float32)])
-      def agree(seconds):
-        """The mean of every worker's clock: the same number everywhere."""
-        mean = strategy.run(lambda: tf.distribute.get_replica_context(
-        ).all_reduce(_MEAN, tf.identity(seconds)))
-        return strategy.experimental_local_results(mean)[0]
-      self._agree = agree
+      # The mean of every worker's clock: the same number everywhere.
+      self._agree = WorkerAgreement(trainer.strategy).mean
 
   def trackables(self):
     return {"time_limit": tf.train.Checkpoint(seconds=self.seconds)}
@@ -61,7 +52,7 @@ class TimeLimitHook(TrainingHook):
   def _trained(self):
     seconds = self._before + time.time() - self._start
     if self._agree is not None:
-      seconds = float(self._agree(tf.constant(seconds, tf.float32)))
+      seconds = self._agree(seconds)
     return seconds
 
   def begin(self, trainer, restored):

@@ -57,11 +57,14 @@ class Trainer:
     jit_compile: compile the steps with XLA.
     objective: what the steps minimize and score (``training.objective``);
       default the paper's softmax over the vocabulary.
+    shared_dir: on a multi-worker run's other workers, the chief's run
+      directory, whose checkpoints ``restore`` reads (``output_dir`` is then
+      the worker's temporary one).
   """
 
   def __init__(self, build_model, hparams, strategy=None, output_dir=None,
                checkpoints=CheckpointPolicy(), jit_compile=False,
-               train_steps=None, hooks=(), objective=None):
+               train_steps=None, hooks=(), objective=None, shared_dir=None):
     self.hparams = hparams
     self.objective = objective or Softmax()
     self.hooks = list(hooks)
@@ -97,7 +100,8 @@ class Trainer:
       hook.attach(self)
       saved.update(hook.trackables())
     self.checkpointer = Checkpointer(
-        output_dir, checkpoints, model=self.model, optimizer=self.optimizer,
+        output_dir, checkpoints, shared_dir=shared_dir, model=self.model,
+        optimizer=self.optimizer,
         rng=tf.train.Checkpoint(**{f"state_{i}": v
                                    for i, v in enumerate(seeds)}), **saved)
     self.summaries = (tf.summary.create_file_writer(f"{output_dir}/train")
@@ -144,7 +148,8 @@ class Trainer:
   def restore(self, log=log_line):
     """Restores the newest checkpoint that reads (see ``Checkpointer``);
     returns its path or None."""
-    return self.checkpointer.restore(log)
+    return self.checkpointer.restore(
+        log, source_dir=self.checkpointer.shared_dir)
 
   def weights_for_use(self):
     """A context under which the model holds the weights checkpoints,
@@ -250,6 +255,16 @@ class Trainer:
       self._input_spec = dataset.element_spec
     return dataset
 
+  def feed(self, training_feed, position=None):
+    """Takes the training batches from a started ``feed.TrainingFeed``
+    (returned, to pass to ``fit``); with ``position``
+    (``feed.DataPosition``), its place in the stream is saved with every
+    checkpoint."""
+    if self._input_spec is None:
+      self._input_spec = training_feed.element_spec
+    self.checkpointer.position = position
+    return training_feed
+
   def evaluate(self, dataset):
     """Unsmoothed loss, per-token perplexity and accuracy over a (distributed)
     dataset."""
@@ -261,13 +276,6 @@ class Trainer:
     loss = loss_sum / max(tokens, 1.0)
     return {"loss": loss, "perplexity": math.exp(min(loss, 50.0)),
             "accuracy": correct / max(tokens, 1.0)}
-
-  def batches_consumed(self, input_context):
-    """How many batches one input pipeline has given to the updates applied
-    so far: where a resumed run's data stream must continue."""
-    per_pipeline = (input_context.num_replicas_in_sync //
-                    input_context.num_input_pipelines)
-    return self.step * self.accumulation * per_pipeline
 
   def fit(self, data, train_steps, log_every=100, log=log_line,
           total_steps=None, hooks=()):

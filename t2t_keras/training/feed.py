@@ -1,0 +1,152 @@
+"""The training batches of this worker, fed to its replicas, and where the
+stream stands, saved beside every checkpoint so a resumed run continues it
+at once.
+
+``distribute_datasets_from_function`` hands a worker's batches to its local
+replicas in turn through a multi-device iterator, which TensorFlow cannot
+checkpoint. ``TrainingFeed`` does the same from a plain tf.data iterator
+over this worker's input pipeline (one per worker, as tf.distribute makes
+them): each update's micro-batch takes the next ``local replicas`` batches,
+the first to the first replica, and so on. A tf.data iterator's state
+(the shuffle buffer, the partly filled length buckets, what was prefetched)
+checkpoints exactly, so ``DataPosition`` writes it at each checkpoint's
+step, as ``RUN/data/pipeline-I-of-N/ckpt-STEP``, before the checkpoint
+itself: a checkpoint that is listed always has its position. Resuming reads
+the position of the restored step; its cost does not grow with the step.
+A checkpoint without one (written before positions were kept, or on
+another number of workers) resumes by re-reading the batches its updates
+used (``skip``), said in one line.
+"""
+
+import glob
+import os
+import shutil
+
+import tensorflow as tf
+
+from t2t_keras import checkpoint_io
+from t2t_keras.training.strategy import num_workers, worker_index
+
+DATA_DIR = "data"
+
+
+def _pipelines():
+  """(this worker's input pipeline id, the number of pipelines): one per
+  worker, as ``distribute_datasets_from_function`` makes them."""
+  workers = num_workers()
+  return (worker_index(), workers) if workers > 1 else (0, 1)
+
+
+class TrainingFeed:
+  """Batches from ``dataset_fn(input_context)`` to the replicas of this
+  worker. Iterating gives a value for ``strategy.run``: the batch itself
+  with one replica, else a dict of per-replica batches.
+
+  Args:
+    strategy: the run's tf.distribute strategy.
+    dataset_fn: ``input_context`` -> a dataset of
+      {"inputs", "targets"} int64 [batch, length] batches.
+  """
+
+  def __init__(self, strategy, dataset_fn):
+    self.strategy = strategy
+    self.dataset_fn = dataset_fn
+    self.pipeline_id, self.num_pipelines = _pipelines()
+    self.distributed = strategy.num_replicas_in_sync > 1 or \
+        self.num_pipelines > 1
+    self.local_replicas = (len(strategy.extended.worker_devices)
+                           if self.distributed else 1)
+    self.context = tf.distribute.InputContext(
+        self.num_pipelines, self.pipeline_id,
+        strategy.num_replicas_in_sync)
+    self.iterator = None
+    self.element_spec = None
+
+  def start(self, skip_batches=0):
+    """Makes the iterator; ``skip_batches``: batches of this pipeline to
+    read past first (the old way of resuming)."""
+    dataset = self.dataset_fn(self.context)
+    if skip_batches:
+      dataset = dataset.skip(skip_batches)
+    self.iterator = iter(dataset)
+    self.element_spec = dataset.element_spec
+    if self.distributed:
+      # The spec tf.function sees: a per-replica value of unknown shapes,
+      # as a distributed dataset of this pipeline would give.
+      self.element_spec = self.strategy.distribute_datasets_from_function(
+          lambda _: dataset).element_spec
+    return self
+
+  def __iter__(self):
+    return self
+
+  def __next__(self):
+    if not self.distributed:
+      return next(self.iterator)
+    batches = [next(self.iterator) for _ in range(self.local_replicas)]
+    return self.strategy.experimental_distribute_values_from_function(
+        lambda ctx: batches[ctx.replica_id_in_sync_group %
+                            self.local_replicas])
+
+  def batches_per_update(self, accumulation):
+    """Batches of this pipeline one update uses."""
+    return accumulation * self.local_replicas
+
+
+class DataPosition:
+  """Saves and restores a ``TrainingFeed``'s iterator state beside the
+  checkpoints of ``run_dir``, keeping the positions of the steps whose
+  checkpoints are kept (``keep_steps``)."""
+
+  def __init__(self, run_dir, feed):
+    self.feed = feed
+    self.directory = os.path.join(
+        run_dir, DATA_DIR,
+        f"pipeline-{feed.pipeline_id}-of-{feed.num_pipelines}")
+
+  def path(self, step):
+    return os.path.join(self.directory, f"ckpt-{step}")
+
+  def save(self, step):
+    """Writes the position after update ``step`` (``SaveFailed`` on a
+    failed write, its partial files removed)."""
+    os.makedirs(self.directory, exist_ok=True)
+    path = self.path(step)
+    try:
+      tf.train.Checkpoint(iterator=self.feed.iterator).write(path)
+    except checkpoint_io.WRITE_ERRORS as e:
+      for name in checkpoint_io.files_of(path):
+        os.remove(name)
+      shutil.rmtree(path + "_temp", ignore_errors=True)
+      raise checkpoint_io.SaveFailed(
+          f"could not save the data position of step {step} in "
+          f"{self.directory} ({checkpoint_io.cause(e)}); the latest "
+          "checkpoint is kept, and the same command resumes from it") \
+          from None
+
+  def prune(self, keep_steps):
+    """Removes the positions of steps not in ``keep_steps``."""
+    for index in glob.glob(os.path.join(glob.escape(self.directory),
+                                        "ckpt-*.index")):
+      prefix = index[:-len(".index")]
+      try:
+        step = int(prefix.rsplit("-", 1)[1])
+      except ValueError:
+        continue
+      if step not in keep_steps:
+        for name in checkpoint_io.files_of(prefix):
+          os.remove(name)
+
+  def restore(self, step):
+    """Starts the feed at the position saved with ``step``; returns whether
+    one was found and read (else the feed is not started)."""
+    path = self.path(step)
+    if not checkpoint_io.files_of(path):
+      return False
+    self.feed.start()
+    try:
+      tf.train.Checkpoint(iterator=self.feed.iterator).read(
+          path).assert_consumed()
+    except checkpoint_io.READ_ERRORS + (AssertionError,):
+      return False
+    return True
