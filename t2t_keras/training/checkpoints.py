@@ -42,6 +42,7 @@ class Checkpointer:
     self.keep = policy.keep
     self.position = None   # a feed.DataPosition saved with each checkpoint
     self.agreement = None  # an agreement.WorkerAgreement: saves by step
+    self.before_save = None  # called before each save (the loss check)
     self._last_time = time.time()
     self._last_step = None
 
@@ -95,6 +96,8 @@ class Checkpointer:
     one: a listed checkpoint always has its position); its path."""
     if not self.manager or step == self._last_step:
       return None
+    if self.before_save is not None:
+      self.before_save()
     if self.position is not None:
       self.position.save(step)
     path = checkpoint_io.save(self.manager, step)

@@ -12,6 +12,7 @@ the hparam ``training_hooks="name,..."`` turns it on (its constructor takes
 the hparams). See CONTRIBUTING.md.
 """
 
+import collections.abc
 import contextlib
 import time
 
@@ -57,6 +58,40 @@ class TrainingHook:
     return contextlib.nullcontext()
 
 
+class StepLogs(collections.abc.MutableMapping):
+  """An update's figures for the hooks: loss (mean smoothed loss per
+  token), tokens, grad_norm. Each is read from the device (a float) only
+  when a hook asks for it, so the host can prepare the next update while
+  the device runs this one; ``tensor(name)`` gives it unread. Hooks may add
+  their own values (plain numbers)."""
+
+  def __init__(self, **tensors):
+    self._tensors = dict(tensors)
+    self._values = {}
+
+  def tensor(self, name):
+    return self._tensors[name] if name in self._tensors else \
+        self._values[name]
+
+  def __getitem__(self, name):
+    if name not in self._values:
+      self._values[name] = float(self._tensors[name])
+    return self._values[name]
+
+  def __setitem__(self, name, value):
+    self._values[name] = value
+
+  def __delitem__(self, name):
+    self._values.pop(name, None)
+    self._tensors.pop(name, None)
+
+  def __iter__(self):
+    return iter(set(self._tensors) | set(self._values))
+
+  def __len__(self):
+    return len(set(self._tensors) | set(self._values))
+
+
 class ProgressHook(TrainingHook):
   """A console line every ``every`` updates and at ``total_steps``: loss,
   tokens/s over the window, and the time left."""
@@ -72,12 +107,15 @@ class ProgressHook(TrainingHook):
     self._reset()
 
   def after_update(self, trainer, step, logs):
-    self.tokens += logs["tokens"]
+    # Summed on the device; read at the line.
+    tokens = logs.tensor("tokens") if isinstance(logs, StepLogs) else \
+        logs["tokens"]
+    self.tokens = self.tokens + tokens
     self.steps += 1
     if step % self.every and step != self.total_steps:
       return
     elapsed = max(time.time() - self.start, 1e-9)
-    logs["tokens_per_sec"] = self.tokens / elapsed
+    logs["tokens_per_sec"] = float(self.tokens) / elapsed
     eta = (self.total_steps - step) * elapsed / self.steps
     eta = min(eta, max(trainer.seconds_left, 0.0))
     self.log(f"step {step}/{self.total_steps}  loss {logs['loss']:.4f}  "

@@ -25,7 +25,8 @@ from t2t_keras.kernels.distribute import no_gradient_all_reduce
 from t2t_keras.logs import log_line
 from t2t_keras.training.checkpoints import Checkpointer
 from t2t_keras.training.config import CheckpointPolicy
-from t2t_keras.training.hooks import CheckpointHook, ProgressHook, SummaryHook
+from t2t_keras.training.hooks import (CheckpointHook, ProgressHook, StepLogs,
+                                     SummaryHook)
 from t2t_keras.training.loss import count_tokens
 from t2t_keras.training.objective import Softmax
 from t2t_keras.training.optimizer import optimizer_from_hparams
@@ -106,9 +107,13 @@ class Trainer:
                                    for i, v in enumerate(seeds)}), **saved)
     self.summaries = (tf.summary.create_file_writer(f"{output_dir}/train")
                       if output_dir else None)
+    self.checkpointer.before_save = self.check_finite
     self.jit_compile = jit_compile
     self._input_spec = None
     self._functions = {}
+    self._step = None       # the host's count of updates (see ``step``)
+    self._pending = []      # (step, loss tensor) not yet checked
+    self._loss_scaled = hasattr(self.optimizer, "dynamic_scale")
 
   def _compiled(self, name, fn, takes_batch=True):
     """tf.function of ``fn``, traced once: its input signature is the
@@ -142,14 +147,35 @@ class Trainer:
 
   @property
   def step(self):
-    """Number of updates applied so far."""
-    return int(self.optimizer.iterations.numpy())
+    """Number of updates applied so far: counted on the host during ``fit``
+    (one update, one step), read from the optimizer otherwise and under
+    float16 loss scaling (which skips updates whose gradients overflow)."""
+    if self._step is None or self._loss_scaled:
+      self._step = int(self.optimizer.iterations.numpy())
+    return self._step
 
   def restore(self, log=log_line):
     """Restores the newest checkpoint that reads (see ``Checkpointer``);
     returns its path or None."""
+    self._step = None
     return self.checkpointer.restore(
         log, source_dir=self.checkpointer.shared_dir)
+
+  def check_finite(self):
+    """Reads the losses of the updates since the last check (one read from
+    the device); ``NonFiniteLossError`` naming the first non-finite one.
+    ``fit`` calls it at its progress lines and before every save, so a
+    checkpoint never holds weights trained on a non-finite loss."""
+    pending, self._pending = self._pending, []
+    if not pending:
+      return
+    losses = tf.stack([loss for _, loss in pending]).numpy()
+    for (step, _), loss in zip(pending, losses):
+      if not math.isfinite(loss):
+        raise NonFiniteLossError(
+            f"the training loss became {loss} at step {step}; stopped "
+            "without saving, so the last good checkpoint "
+            f"({self.checkpointer.latest or 'none yet'}) is kept")
 
   def weights_for_use(self):
     """A context under which the model holds the weights checkpoints,
@@ -230,7 +256,13 @@ class Trainer:
   def train_step(self, micro_batches):
     """One update from ``gradient_accumulation_steps`` (distributed)
     micro-batches. Returns (mean smoothed loss per token, tokens, gradient
-    norm)."""
+    norm), read from the device."""
+    loss, tokens, norm = self._train_step(micro_batches)
+    return float(loss), float(tokens), float(norm)
+
+  def _train_step(self, micro_batches):
+    """``train_step``'s figures as tensors, not read from the device: the
+    host goes on to the next update while the device runs this one."""
     micro_batches = list(micro_batches)
     if len(micro_batches) != self.accumulation:
       raise ValueError(f"expected {self.accumulation} micro-batches, got "
@@ -244,8 +276,7 @@ class Trainer:
         loss_sum, tokens = loss_sum + l, tokens + n
       norm = self.strategy.reduce(_SUM, self._apply_step(), axis=None) / \
           self.strategy.num_replicas_in_sync
-    tokens = float(tokens)
-    return float(loss_sum) / max(tokens, 1.0), tokens, float(norm)
+    return loss_sum / tf.maximum(tokens, 1.0), tokens, norm
 
   def distribute(self, dataset_fn):
     """``dataset_fn(input_context)`` -> per-replica dataset, distributed.
@@ -297,18 +328,21 @@ class Trainer:
     for hook in loop[len(self.hooks):]:
       hook.begin(self, restored=self.step > 0)
     iterator = iter(data)
-    while self.step < train_steps and self.stop_reason is None:
+    step = self.step
+    while step < train_steps and self.stop_reason is None:
       micro = [next(iterator) for _ in range(self.accumulation)]
-      loss, tokens, norm = self.train_step(micro)
-      step = self.step
-      if not math.isfinite(loss):
-        raise NonFiniteLossError(
-            f"the training loss became {loss} at step {step}; stopped without "
-            f"saving, so the last good checkpoint "
-            f"({self.checkpointer.latest or 'none yet'}) is kept")
-      logs = {"loss": loss, "tokens": tokens, "grad_norm": norm}
+      loss, tokens, norm = self._train_step(micro)
+      if self._loss_scaled:
+        step = self.step
+      else:
+        step = self._step = step + 1
+      self._pending.append((step, loss))
+      if step % log_every == 0 or step >= train_steps:
+        self.check_finite()
+      logs = StepLogs(loss=loss, tokens=tokens, grad_norm=norm)
       for hook in loop:
         hook.after_update(self, step, logs)
+    self.check_finite()
     for hook in loop:
       hook.end(self)
     return self.step
