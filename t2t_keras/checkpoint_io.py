@@ -179,15 +179,19 @@ def save(manager, step):
   try:
     return manager.save(checkpoint_number=step)
   except WRITE_ERRORS as e:
-    directory = manager.directory
-    remove_partial_saves(directory)
-    latest = manager.latest_checkpoint
-    kept = (f"{latest} is still the latest checkpoint, and the same "
-            "command resumes from it" if latest else "no checkpoint was "
-            "kept, and the same command starts the run again")
-    raise SaveFailed(f"could not save checkpoint {step} in {directory} "
-                     f"({cause(e)}); {kept} once the cause is fixed") \
-        from None
+    remove_partial_saves(manager.directory)
+    raise save_failed(step, manager.directory, e,
+                      manager.latest_checkpoint) from None
+
+
+def save_failed(step, directory, error, latest):
+  """The one-line ``SaveFailed`` for checkpoint ``step`` of ``directory``
+  whose write raised ``error``; ``latest``: the checkpoint still kept."""
+  kept = (f"{latest} is still the latest checkpoint, and the same "
+          "command resumes from it" if latest else "no checkpoint was "
+          "kept, and the same command starts the run again")
+  return SaveFailed(f"could not save checkpoint {step} in {directory} "
+                    f"({cause(error)}); {kept} once the cause is fixed")
 
 
 def cause(error):

@@ -99,7 +99,7 @@ class Checkpointer:
     if self.before_save is not None:
       self.before_save()
     if self.position is not None:
-      self.position.save(step)
+      self.position.save(step, self.directory, self.latest)
     path = checkpoint_io.save(self.manager, step)
     if self.position is not None:
       # The positions of the steps the run's checkpoints keep (the chief's,

@@ -107,9 +107,11 @@ class DataPosition:
   def path(self, step):
     return os.path.join(self.directory, f"ckpt-{step}")
 
-  def save(self, step):
-    """Writes the position after update ``step`` (``SaveFailed`` on a
-    failed write, its partial files removed)."""
+  def save(self, step, directory, latest):
+    """Writes the position after update ``step``: the first part of
+    checkpoint ``step`` of ``directory``, whose newest is ``latest``
+    (``SaveFailed`` on a failed write, as for the checkpoint itself, its
+    partial files removed)."""
     os.makedirs(self.directory, exist_ok=True)
     path = self.path(step)
     try:
@@ -118,11 +120,7 @@ class DataPosition:
       for name in checkpoint_io.files_of(path):
         os.remove(name)
       shutil.rmtree(path + "_temp", ignore_errors=True)
-      raise checkpoint_io.SaveFailed(
-          f"could not save the data position of step {step} in "
-          f"{self.directory} ({checkpoint_io.cause(e)}); the latest "
-          "checkpoint is kept, and the same command resumes from it") \
-          from None
+      raise checkpoint_io.save_failed(step, directory, e, latest) from None
 
   def prune(self, keep_steps):
     """Removes the positions of steps not in ``keep_steps``."""
