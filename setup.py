@@ -57,6 +57,11 @@ setup(
     package_data={"t2t_keras.export": ["tf_serving_ops.txt"]},
     install_requires=requirements("requirements.txt"),
     extras_require={"test": requirements("requirements-test.txt"),
+                    # TensorFlow with the CUDA and cuDNN wheels, at the
+                    # version requirements.txt pins.
+                    "gpu": [r.replace("tensorflow", "tensorflow[and-cuda]", 1)
+                            for r in requirements("requirements.txt")
+                            if r.startswith("tensorflow>")],
                     "ct2": [r for r in requirements("requirements-test.txt")
                             if r.startswith("ctranslate2")]},
     entry_points={"console_scripts": [f"{name}={target}"

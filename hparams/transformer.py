@@ -65,6 +65,10 @@ def transformer_base():
       # bfloat16 units (as good on val here, 1.26-1.38x faster: docs/
       # training.md), else float32; "float32", "bfloat16", "float16" force.
       activation_dtype="auto",
+      # float16 only: dynamic loss scaling's first scale (tensor2tensor's
+      # 2^15); halved at each update whose gradients overflow, which is
+      # skipped, and doubled after 2,000 good ones (Keras's rule).
+      loss_scale_initial=32768.0,
       batch_size=4096,                # tokens per replica (tensor2tensor)
       max_length=256,                 # longer training examples are dropped
   )

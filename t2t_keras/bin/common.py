@@ -43,6 +43,10 @@ def define(*names, **defaults):
 
 flags.DEFINE_string("t2t_usr_dir", None,
                     "A directory of your own registrations to import.")
+flags.DEFINE_bool("gpu_memory_growth", False,
+                  "Let TensorFlow take GPU memory as it needs it instead of "
+                  "all of every visible GPU at start: for a GPU shared with "
+                  "another process (a decoder beside a trainer).")
 flags.DEFINE_bool("registry_help", False, "List what is registered and exit.")
 flags.DEFINE_bool("tf_logs", False,
                   "Show TensorFlow's C++ start-up and log lines (hidden by "
@@ -77,6 +81,8 @@ def setup(argv, tensorflow=True, modes=None):
       # The overrides as the command will apply them (no TensorFlow).
       registry.hparams(given["hparams_set"]).parse(flags.FLAGS.hparams)
   if tensorflow:
+    check_backend(os.environ)
+    gpu_environment(flags.FLAGS.gpu_memory_growth, os.environ)
     # Imported for its side effect: TensorFlow, imported quietly.
     from t2t_keras.bin import quiet_tensorflow  # noqa: F401  # pylint: disable=g-import-not-at-top,unused-import
   registry.import_usr_dir(flags.FLAGS.t2t_usr_dir)
@@ -84,6 +90,26 @@ def setup(argv, tensorflow=True, modes=None):
     print(registry.help_string())
     return True
   return False
+
+
+def gpu_environment(memory_growth, environ):
+  """``--gpu_memory_growth`` as TensorFlow's own switch, read when it starts
+  a GPU (its GPU guide's TF_FORCE_GPU_ALLOW_GROWTH), in ``environ``."""
+  if memory_growth:
+    environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"
+
+
+def check_backend(environ):
+  """The t2t-* commands run TensorFlow graphs (tf.data, SavedModels,
+  checkpoints): a KERAS_BACKEND other than tensorflow is refused in one
+  line, before Keras reads it."""
+  backend = environ.get("KERAS_BACKEND", "tensorflow")
+  if backend != "tensorflow":
+    from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
+    raise UserError(
+        f"KERAS_BACKEND={backend}: the t2t-* commands run on TensorFlow; "
+        "unset KERAS_BACKEND (or set it to tensorflow). The library's layers "
+        "and models run on JAX from Python (docs/library.md)")
 
 
 def require(flag_values, *names):
@@ -104,8 +130,8 @@ def run(main, tensorflow=True, modes=None):
   """Every command's entry: absl's app.run of ``main()`` after ``setup``
   (``--registry_help`` ends there), with user mistakes (a UserError, a
   UsageError, an OSError on a named file) printed as one line and exit
-  code 2, and SIGINT or SIGTERM as one line and exit code 128 + its
-  number. ``tensorflow``: the command uses TensorFlow (imported after the
+  code 2, and SIGINT, SIGTERM or SIGHUP as one line and exit code 128 +
+  its number. ``tensorflow``: the command uses TensorFlow (imported after the
   command line is checked); ``modes``: what each of its modes reads."""
   from t2t_keras.errors import Interrupted, UserError  # pylint: disable=g-import-not-at-top
 
@@ -114,8 +140,10 @@ def run(main, tensorflow=True, modes=None):
     raise Interrupted(signum)
 
   def guarded(argv):
-    # SIGTERM unwinds like Ctrl-C does, so that temporary outputs go.
+    # SIGTERM and SIGHUP (a closed terminal) unwind like Ctrl-C does, so
+    # that temporary outputs go.
     signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGHUP, stop)
     try:
       if setup(argv, tensorflow, modes):
         return 0

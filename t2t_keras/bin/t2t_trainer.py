@@ -33,8 +33,10 @@ flags.DEFINE_integer("cpu_devices", None,
                      "Without GPUs: split the CPU into this many logical "
                      "devices and train one replica on each.")
 flags.DEFINE_bool("xla_compile", False,
-                  "Compile the training step with XLA (not with several CPU "
-                  "replicas; XLA on CPU does not use AMX bfloat16 units).")
+                  "Compile the training step with XLA (with several "
+                  "replicas, each replica's forward and backward pass); "
+                  "batches are padded to their length bucket's bound. XLA "
+                  "on CPU does not use AMX bfloat16 units.")
 flags.DEFINE_bool("eval_bleu", None,
                   "Decode dev and report sacreBLEU at each evaluation; the "
                   "best checkpoint by it goes to OUTPUT_DIR/best (by dev "

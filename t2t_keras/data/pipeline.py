@@ -95,7 +95,7 @@ EVAL_LENGTH_FACTOR = 4
 
 
 def batch_by_tokens(examples, batch_size, max_length, training, seed=None,
-                    shuffle_buffer=10000):
+                    shuffle_buffer=10000, pad_to_bounds=False):
   """Groups examples into length buckets and batches of about
   ``batch_size`` tokens.
 
@@ -107,6 +107,9 @@ def batch_by_tokens(examples, batch_size, max_length, training, seed=None,
       up to ``EVAL_LENGTH_FACTOR`` x ``max_length`` tokens; longer ones are
       skipped.
     training: shuffle (seeded), drop over-long examples, repeat forever.
+    pad_to_bounds: pad every training batch to its bucket's upper bound, so
+      that batches come in one shape a bucket (``len(bucket_boundaries)``
+      shapes, what XLA compiles once each); else to its longest example.
   Returns:
     a dataset of {"inputs": [batch, length], "targets": [batch, length]}.
   """
@@ -124,7 +127,9 @@ def batch_by_tokens(examples, batch_size, max_length, training, seed=None,
   dataset = examples.bucket_by_sequence_length(
       example_length, bucket_boundaries=[b + 1 for b in bounds],
       bucket_batch_sizes=sizes,
-      padded_shapes={k: [None] for k in FEATURES})
+      padded_shapes={k: [None] for k in FEATURES},
+      # Eval keeps longer examples, past the last bound: never padded so.
+      pad_to_bucket_boundary=pad_to_bounds and training)
   options = tf.data.Options()
   options.deterministic = True
   return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)

@@ -104,11 +104,14 @@ class Problem:
     ``examples``."""
     return pipeline.count_longer(self.examples(split, data_dir), max_length)
 
-  def batches(self, split, data_dir, hparams, seed=None, input_context=None):
+  def batches(self, split, data_dir, hparams, seed=None, input_context=None,
+              pad_to_bounds=False):
     """Batches of about ``hparams.batch_size`` tokens, grouped by length.
 
     Training batches are shuffled (seeded), repeat forever and drop examples
     longer than ``hparams.max_length``; dev and test batches are one pass.
+    ``pad_to_bounds``: training batches padded to their length bucket's
+    bound (one shape a bucket, for XLA).
     """
     if split not in SPLITS:
       raise UserError(f"split must be one of {SPLITS}, got {split!r}")
@@ -116,7 +119,7 @@ class Problem:
                              input_context=input_context)
     return pipeline.batch_by_tokens(
         examples, hparams.batch_size, hparams.max_length,
-        training=split == "train", seed=seed)
+        training=split == "train", seed=seed, pad_to_bounds=pad_to_bounds)
 
   # -- text -----------------------------------------------------------------
   def vocab(self, data_dir):

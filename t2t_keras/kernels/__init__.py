@@ -15,7 +15,9 @@ tests/test_weights_once.py).
 
 The rule: on when Keras runs on TensorFlow and no GPU is visible, the only
 place they were measured to help (2-core CPUs); off under JAX and on GPUs,
-where they were never measured. ``T2T_KERAS_KERNELS=0`` turns them off,
+where they were never measured, except fused_adam: ResourceApplyAdam has
+GPU kernels and computes Keras's Adam update (tested against it), and
+replaces about ten elementwise ops a variable by one wherever it runs. ``T2T_KERAS_KERNELS=0`` turns them off,
 ``=1`` on. Keras's private API is used from this directory only, against
 the Keras versions ``requirements.txt`` pins.
 """
@@ -34,9 +36,14 @@ def _default():
   return not tf.config.list_physical_devices("GPU")
 
 
-def enabled():
-  """Whether the fast paths run (see the module docstring)."""
+def enabled(on_gpus=False):
+  """Whether the fast paths run (see the module docstring). ``on_gpus``:
+  a kernel that TensorFlow also has for GPUs and that computes the plain
+  formula's update (fused_adam), so it runs there too unless
+  T2T_KERAS_KERNELS=0."""
   forced = os.environ.get("T2T_KERAS_KERNELS", "")
   if forced in ("0", "1"):
     return forced == "1" and keras.backend.backend() == "tensorflow"
+  if on_gpus:
+    return keras.backend.backend() == "tensorflow"
   return _default()

@@ -19,7 +19,8 @@ from t2t_keras import kernels
 @keras.saving.register_keras_serializable(package="t2t_keras")
 class FusedAdam(keras.optimizers.Adam):
   """``keras.optimizers.Adam`` whose update runs as one kernel a variable
-  where ``kernels.enabled()`` (not with AMSGrad)."""
+  on TensorFlow, CPUs and GPUs (``kernels.enabled(on_gpus=True)``; not
+  with AMSGrad)."""
 
   _scalars = None   # {(dtype, device): the update's scalars}, per update
 
@@ -50,7 +51,7 @@ class FusedAdam(keras.optimizers.Adam):
     return cache[key]
 
   def update_step(self, gradient, variable, learning_rate):
-    if not kernels.enabled() or self.amsgrad:
+    if not kernels.enabled(on_gpus=True) or self.amsgrad:
       return super().update_step(gradient, variable, learning_rate)
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
     dtype = variable.dtype

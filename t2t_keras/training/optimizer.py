@@ -47,5 +47,6 @@ def optimizer_from_hparams(hparams, train_steps=None):
   if hparams.get("activation_dtype") == "float16":
     # float16 gradients underflow without loss scaling; bfloat16 has
     # float32's range and needs none.
-    return keras.optimizers.LossScaleOptimizer(optimizer)
+    return keras.optimizers.LossScaleOptimizer(
+        optimizer, initial_scale=hparams.get("loss_scale_initial", 2.0**15))
   return optimizer

@@ -16,6 +16,7 @@ from t2t_keras.models.builder import model_spec, save_model_spec
 from t2t_keras.data.vocab_check import vocab_digest
 from t2t_keras.models.precision import (choose_activation_dtype, cpu_flags,
                                         dtype_policy)
+from t2t_keras.training import batch_plan
 from t2t_keras.training.best import BEST_DIR
 from t2t_keras.training.best import read_state as read_best_state
 from t2t_keras.training.evaluation import EvaluationHook
@@ -25,7 +26,8 @@ from t2t_keras.training.objective import objective_from_hparams
 # Re-exported: callers import RunConfig and CheckpointPolicy from here.
 from t2t_keras.training.config import CheckpointPolicy, RunConfig  # noqa: F401  # pylint: disable=unused-import
 from t2t_keras.training.run_lock import RunLock
-from t2t_keras.training.strategy import make_strategy, num_workers
+from t2t_keras.training.strategy import (local_devices, make_strategy,
+                                         num_workers)
 from t2t_keras.training.agreement import WorkerAgreement
 from t2t_keras.training.workers import PEER_ERRORS, peer_failure, worker_dirs
 from t2t_keras.training.signals import SignalStopHook
@@ -214,11 +216,25 @@ def _train(config, log):
           f"{trainer.accumulation} micro-batch(es) per update, "
           f"{hparams.activation_dtype} activations, {train_steps} steps" + (
               f" or {c.train_minutes:g} min" if c.train_minutes else ""))
+      log(batch_plan.describe(
+          local_devices(strategy), strategy.num_replicas_in_sync,
+          max(1, num_workers()), hparams.batch_size, trainer.accumulation,
+          hparams.activation_dtype))
+      if c.jit_compile:
+        shapes = len(pipeline.bucket_boundaries(hparams.max_length))
+        log(f"XLA: training batches are padded to their length bucket's "
+            f"bound, so the step compiles for at most {shapes} shapes (one "
+            f"a bucket up to max_length={hparams.max_length}), each the "
+            "first time it comes" + (
+                "; each replica's forward and backward pass is compiled, "
+                "the all-reduce and update are not"
+                if strategy.num_replicas_in_sync > 1 else ""))
       if not restored:   # a full pass over the data: once a run, not a resume
         report_long_examples(problem, c.data_dir, hparams.max_length, log)
       train_data = trainer.feed(*_training_feed(
           trainer, restored, lambda ctx: problem.batches(
-              "train", c.data_dir, hparams, seed=c.seed, input_context=ctx),
+              "train", c.data_dir, hparams, seed=c.seed, input_context=ctx,
+              pad_to_bounds=c.jit_compile),
           c.output_dir, log))
 
       def dev_data():

@@ -1,4 +1,5 @@
-"""SIGTERM and SIGINT during training (a job scheduler's preemption, Ctrl-C):
+"""SIGTERM, SIGINT and SIGHUP during training (a job scheduler's preemption,
+Ctrl-C, a closed terminal or dropped ssh session):
 the update in flight ends, the step reached is checkpointed (CheckpointHook
 at the end of ``fit``) and ``fit`` returns with ``trainer.interrupted`` set
 to the signal's number; t2t-trainer then says where the run resumes. No
@@ -11,12 +12,12 @@ import threading
 
 from t2t_keras.training.hooks import TrainingHook
 
-SIGNALS = (signal.SIGTERM, signal.SIGINT)
+SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
 class SignalStopHook(TrainingHook):
-  """Sets ``trainer.stop_reason`` and ``trainer.interrupted`` on SIGTERM or
-  SIGINT, between ``begin`` and ``end`` (in the main thread only: Python
+  """Sets ``trainer.stop_reason`` and ``trainer.interrupted`` on SIGTERM,
+  SIGINT or SIGHUP, between ``begin`` and ``end`` (in the main thread only: Python
   delivers signals there)."""
 
   def __init__(self):

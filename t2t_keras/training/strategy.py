@@ -72,19 +72,43 @@ def check_gpus(worker_gpu, seen, built_with_cuda, allow_cpu=False,
                   "on what it sees")
 
 
+def limit_gpus(worker_gpu, config=tf.config):
+  """Makes only the first ``worker_gpu`` GPUs visible (all: None), so that
+  TensorFlow starts (and maps the memory of) those alone. Must run before
+  TensorFlow starts its devices; ``config``: ``tf.config`` (a test passes a
+  stand-in). Returns the GPUs left visible."""
+  gpus = config.list_physical_devices("GPU")
+  if worker_gpu and len(gpus) > worker_gpu:
+    gpus = gpus[:worker_gpu]
+    config.set_visible_devices(gpus, "GPU")
+  return gpus
+
+
+def local_devices(strategy):
+  """The names of the devices this process's replicas run on (the default
+  strategy's one device: the first GPU, else the CPU)."""
+  try:
+    return list(strategy.extended.worker_devices)
+  except RuntimeError:   # the default strategy keeps no list
+    gpus = tf.config.get_visible_devices("GPU")
+    return ["/device:GPU:0" if gpus else "/device:CPU:0"]
+
+
 def make_strategy(worker_gpu=None, cpu_devices=None, allow_cpu=False):
   """The strategy for this process (see the module docstring); asking for
-  more GPUs than TensorFlow sees is ``check_gpus``'s error."""
+  more GPUs than TensorFlow sees is ``check_gpus``'s error. Only the GPUs it
+  uses are started (``limit_gpus``)."""
   check_gpus(worker_gpu, len(tf.config.list_physical_devices("GPU")),
              tf.test.is_built_with_cuda(), allow_cpu,
              logs.native_errors())
+  limit_gpus(worker_gpu)
   if num_workers() > 1:
     if cpu_devices and cpu_devices > 1:
       split_cpu(cpu_devices)
     return tf.distribute.MultiWorkerMirroredStrategy()
-  gpus = tf.config.list_physical_devices("GPU")
+  gpus = tf.config.get_visible_devices("GPU")
   if gpus:
-    count = len(gpus) if not worker_gpu else min(worker_gpu, len(gpus))
+    count = len(gpus)
     return tf.distribute.MirroredStrategy(
         [f"/gpu:{i}" for i in range(count)]) if count > 1 else \
         tf.distribute.OneDeviceStrategy("/gpu:0")

@@ -109,6 +109,13 @@ class Trainer:
                       if output_dir else None)
     self.checkpointer.before_save = self.check_finite
     self.jit_compile = jit_compile
+    # With several replicas XLA compiles each replica's forward and backward
+    # pass; the all-reduce and the update stay outside it (one compiled
+    # function cannot span the replicas' devices).
+    self._jit_per_replica = (jit_compile and
+                             self.strategy.num_replicas_in_sync > 1)
+    self._replica_grads = tf.function(self._compute_grads, jit_compile=True,
+                                      autograph=False)
     self._input_spec = None
     self._functions = {}
     self._step = None       # the host's count of updates (see ``step``)
@@ -121,9 +128,9 @@ class Trainer:
     [None, None] tensors before any dataset was distributed."""
     if name not in self._functions:
       signature = [self._input_spec or _FEATURE_SPEC] if takes_batch else []
-      self._functions[name] = tf.function(fn, input_signature=signature,
-                                          jit_compile=self.jit_compile,
-                                          autograph=False)
+      self._functions[name] = tf.function(
+          fn, input_signature=signature, autograph=False,
+          jit_compile=self.jit_compile and not self._jit_per_replica)
     return self._functions[name]
 
   @property
@@ -201,7 +208,14 @@ class Trainer:
     return step
 
   def _loss_and_grads(self, features, divisor=1.0):
-    """(loss_sum, tokens, gradients of loss_sum / divisor)."""
+    """(loss_sum, tokens, gradients of loss_sum / divisor): compiled by XLA
+    on each replica when the whole step cannot be."""
+    if self._jit_per_replica:
+      return self._replica_grads(features, tf.convert_to_tensor(
+          divisor, tf.float32))
+    return self._compute_grads(features, divisor)
+
+  def _compute_grads(self, features, divisor):
     with tf.GradientTape() as tape:
       loss_sum, tokens = self.objective.loss(
           self.model, features, self.hparams.label_smoothing)
@@ -333,7 +347,11 @@ class Trainer:
       micro = [next(iterator) for _ in range(self.accumulation)]
       loss, tokens, norm = self._train_step(micro)
       if self._loss_scaled:
-        step = self.step
+        previous, step = step, self.step
+        if step == previous:
+          # float16 loss scaling skipped this update (its gradients
+          # overflowed): no step to log, evaluate or save.
+          continue
       else:
         step = self._step = step + 1
       self._pending.append((step, loss))
