@@ -44,7 +44,8 @@ def _wait_for(process, stream, text, timeout=240):
   raise AssertionError(f"no {text!r} in: {''.join(lines)[-2000:]}")
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT,
+                                    signal.SIGHUP])
 def test_trainer_saves_and_says_where_it_resumes(tmp_path, signum):
   out = tmp_path / "run"
   args = ["--problem=copy_sequence", "--hparams_set=transformer_tiny",

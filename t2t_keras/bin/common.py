@@ -142,8 +142,10 @@ def run(main, tensorflow=True, modes=None):
   def guarded(argv):
     # SIGTERM and SIGHUP (a closed terminal) unwind like Ctrl-C does, so
     # that temporary outputs go.
+    # (Under nohup SIGHUP stays ignored.)
     signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGHUP, stop)
+    if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
+      signal.signal(signal.SIGHUP, stop)
     try:
       if setup(argv, tensorflow, modes):
         return 0

@@ -35,8 +35,11 @@ class SignalStopHook(TrainingHook):
       trainer.stop_reason = signal.Signals(signum).name
       self._restore()
 
-    self.previous = {s: signal.getsignal(s) for s in SIGNALS}
-    for s in SIGNALS:
+    # A signal the process was started ignoring stays ignored (nohup's
+    # SIGHUP, a background job's SIGINT).
+    self.previous = {s: signal.getsignal(s) for s in SIGNALS
+                     if signal.getsignal(s) is not signal.SIG_IGN}
+    for s in self.previous:
       signal.signal(s, stop)
 
   def _restore(self):
