@@ -30,3 +30,28 @@ def test_gpu_check_refuses_without_a_gpu(tmp_path):
                              "TensorFlow is "), lines[0]
   assert lines[0].endswith("): nothing to measure"), lines[0]
   assert not work.exists()
+
+
+def test_gpu_check_bounds_its_time_and_keeps_the_figures_it_had(tmp_path):
+  """ON_CPU=1 with a limit too short for its training: stopped at LIMIT
+  (exit 124, timeout's), with the figures known by then in figures.txt."""
+  work = tmp_path / "work"
+  env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep +
+             os.environ.get("PATH", ""), ON_CPU="1", LIMIT="12",
+             SET="transformer_tiny", STEPS="100000", BATCH="512")
+  done = subprocess.run(["bash", "benchmarks/gpu_check.sh", str(work)],
+                        cwd=REPO, env=env, capture_output=True, text=True,
+                        timeout=120, check=False)
+  assert done.returncode == 124, done.stderr[-2000:]
+  figures = (work / "figures.txt").read_text(encoding="utf-8").splitlines()
+  assert figures[0] == "devices: 1 CPU (ON_CPU=1: a check of this script)"
+
+
+def test_published_peaks_of_known_gpus():
+  sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+  import gpu_check  # pylint: disable=g-import-not-at-top
+  assert gpu_check.published_peak(
+      "8 GPU(s): NVIDIA H200 (compute capability 9.0)") == ("H200", 989.0)
+  assert gpu_check.published_peak("1 GPU(s): NVIDIA A100-SXM4-80GB") == (
+      "A100", 312.0)
+  assert gpu_check.published_peak("1 GPU(s): Tesla T4") is None
