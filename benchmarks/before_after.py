@@ -7,7 +7,11 @@ for ``train``), the
 median of the rounds' ratios and every ratio, with the matmul peak measured
 in the same run. Run it on an otherwise idle machine.
 
-Usage: python benchmarks/before_after.py --rev REV [--tasks train,beam,greedy]
+``fit`` times the training loop t2t-trainer runs (``Trainer.fit``, hooks and
+progress lines included), not one ``train_step``: this tree's worker runs it
+over each side's t2t_keras (T2T_KERAS_TREE), since older workers lack it.
+
+Usage: python benchmarks/before_after.py --rev REV [--tasks train,fit,beam,greedy]
          [--rounds 3] [--steps 5] [--quick]
 """
 
@@ -39,17 +43,20 @@ def checkout(rev):
 def speed(tree, task, steps, quick):
   """The worker's sentences/s (tokens/s for train) for ``task`` run from
   ``tree``."""
-  command = [sys.executable,
-             os.path.join(tree, "benchmarks", "speed", "t2t_keras_worker.py"),
+  worker_tree = REPO if task == "fit" else tree
+  command = [sys.executable, os.path.join(
+      worker_tree, "benchmarks", "speed", "t2t_keras_worker.py"),
              f"--task={task}", "--model=base", "--precision=float32",
              f"--steps={steps}"] + (["--quick"] if quick else [])
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=tree)
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=tree,
+             T2T_KERAS_TREE=tree)
   done = subprocess.run(command, capture_output=True, text=True, env=env,
                         cwd=tree, check=False)
   for line in done.stdout.splitlines():
     if line.startswith("RESULT "):
       result = json.loads(line[len("RESULT "):])
-      return result["tokens_per_s" if task == "train" else "sentences_per_s"]
+      return result["tokens_per_s" if task in ("train", "fit") else
+                    "sentences_per_s"]
   raise SystemExit(f"{tree}: {task} failed: {done.stderr[-500:]}")
 
 
@@ -74,7 +81,7 @@ def main():
       pairs.append((speed(before, task, args.steps, args.quick),
                     speed(REPO, task, args.steps, args.quick)))
     ratios = [after / old for old, after in pairs]
-    unit = "tokens/s" if task == "train" else "sent/s"
+    unit = "tokens/s" if task in ("train", "fit") else "sent/s"
     print(f"| {task}-4 float32 base |" if task == "beam" else
           f"| {task} float32 base |",
           f"{statistics.median(p[0] for p in pairs):,.1f} {unit} |",

@@ -341,3 +341,39 @@ def test_best_mixture_and_shard_records_of_the_wrong_type(run_copy,
   with pytest.raises(UserError, match=re.escape(
       f"{manifest} is damaged: the size of ")):
     problem._read_manifest(copy)   # pylint: disable=protected-access
+
+
+def test_a_latest_checkpoint_deleted_before_it_is_read_gives_way(
+    run_copy, monkeypatch):
+  """A trainer keeping its last few deletes the checkpoint a reader chose
+  as the latest before the reader reads it: the reader uses the newest
+  that reads, and says so (it failed in one line before)."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from t2t_keras.training.average import average_checkpoints  # pylint: disable=g-import-not-at-top
+  from t2t_keras.training import average  # pylint: disable=g-import-not-at-top
+  _, out = run_copy
+  paths = checkpoint_io.listed(out)
+  chosen = paths[-1]
+  # The trainer's sweep: the state file first drops it, then its files go.
+  checkpoint_io.move_aside(chosen, out)
+  shutil.rmtree(os.path.join(out, checkpoint_io.UNREADABLE_DIR))
+  monkeypatch.setattr(tf.train, "latest_checkpoint", lambda _: chosen)
+  lines = []
+  _, _, _, used = load_model_from_dir(out, log=lines.append)
+  assert used == paths[-2]
+  assert lines == [f"{chosen} was deleted while it was read (a trainer "
+                   "keeps only its last checkpoints); using "
+                   f"{paths[-2]}, the newest that reads"]
+  calls = []
+  real = average.last_checkpoints
+
+  def stale_then_real(model_dir, n, last_step=None):
+    calls.append(n)
+    return paths[-n:] if len(calls) == 1 else real(model_dir, n, last_step)
+  monkeypatch.setattr(average, "last_checkpoints", stale_then_real)
+  logged = []
+  averaged = average_checkpoints(out, os.path.join(out, "avg"), n=2,
+                                 log=logged.append)
+  assert logged[0].startswith(f"{chosen} was deleted while it was read")
+  assert logged[-1] == (f"averaged {os.path.basename(paths[-3])}, "
+                        f"{os.path.basename(paths[-2])} into {averaged}")

@@ -3,7 +3,7 @@ for its exported SavedModel (t2t-exporter's code, the ``decode_ids``
 signature TF Serving runs) and for CTranslate2 (the same random model
 exported with t2t-exporter's code).
 
-  python benchmarks/speed/t2t_keras_worker.py --task train|beam|greedy[,...]
+  python benchmarks/speed/t2t_keras_worker.py --task train|fit|beam|greedy[,...]
       --model base|big|toy --precision float32|bfloat16|xla|int8
       [--system t2t_keras|savedmodel|ctranslate2] [--quick]
 """
@@ -11,10 +11,14 @@ exported with t2t-exporter's code).
 import os
 import sys
 import tempfile
+import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
+# T2T_KERAS_TREE: another checkout's t2t_keras under this worker
+# (before_after.py's ``fit``, a task older workers lack).
+sys.path.insert(0, os.environ.get("T2T_KERAS_TREE") or
+                os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, HERE)
 
 import keras  # pylint: disable=g-import-not-at-top,wrong-import-position
@@ -47,8 +51,18 @@ def train(args, s):
                                                s["vocab"]), tf.int64)
               for k, length in (("inputs", s["source_length"]),
                                 ("targets", s["target_length"]))}
-  seconds = shapes.timed_steps(lambda: trainer.train_step([features]),
-                               args.steps)
+  if args.task == "fit":
+    # The loop t2t-trainer runs (Trainer.fit: hooks, progress lines every
+    # ``steps``), over one batch repeated, after 2 updates of warm-up.
+    data = iter(tf.data.Dataset.from_tensors(features).repeat())
+    quiet = lambda _: None  # pylint: disable=unnecessary-lambda-assignment
+    trainer.fit(data, 2, log_every=2, log=quiet)
+    start = time.perf_counter()
+    trainer.fit(data, 2 + args.steps, log_every=args.steps, log=quiet)
+    seconds = (time.perf_counter() - start) / args.steps
+  else:
+    seconds = shapes.timed_steps(lambda: trainer.train_step([features]),
+                                 args.steps)
   tokens = s["batch"] * (s["source_length"] + s["target_length"])
   shapes.emit(seconds_per_step=seconds, tokens_per_s=tokens / seconds)
 
@@ -123,7 +137,7 @@ def decode_ct2(args, s, inputs):
 
 
 def main():
-  args, s = shapes.worker_args(__doc__, ("train", "beam", "greedy"),
+  args, s = shapes.worker_args(__doc__, ("train", "fit", "beam", "greedy"),
                                ("float32", "bfloat16", "xla", "int8"),
                                systems=("t2t_keras", "savedmodel",
                                         "ctranslate2"))
@@ -131,7 +145,7 @@ def main():
 
 
 def run_task(args, s):
-  if args.task == "train":
+  if args.task in ("train", "fit"):
     train(args, s)
     return
   rng = np.random.RandomState(1)

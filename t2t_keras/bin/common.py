@@ -80,6 +80,7 @@ def setup(argv, tensorflow=True, modes=None):
     if "hparams_set" in given and "hparams" in flags.FLAGS:
       # The overrides as the command will apply them (no TensorFlow).
       registry.hparams(given["hparams_set"]).parse(flags.FLAGS.hparams)
+  check_ranges(flags.FLAGS)
   if tensorflow:
     check_backend(os.environ)
     gpu_environment(flags.FLAGS.gpu_memory_growth, os.environ)
@@ -90,6 +91,23 @@ def setup(argv, tensorflow=True, modes=None):
     print(registry.help_string())
     return True
   return False
+
+
+def check_ranges(flag_values):
+  """The numbers in --hparams and the decode hparams flags, against their
+  ranges (``hparam_ranges``), before TensorFlow is imported; a beam wider
+  than the run's target vocabulary (its model.json) too."""
+  from t2t_keras import hparam_ranges  # pylint: disable=g-import-not-at-top
+  if "hparams" in flag_values:
+    hparam_ranges.check_overrides(flag_values.hparams, hparam_ranges.MODEL,
+                                  "--hparams")
+  for name in ("decode_hparams", "eval_decode_hparams"):
+    if name in flag_values:
+      hparam_ranges.check_overrides(flag_values[name].value,
+                                    hparam_ranges.DECODE, f"--{name}")
+  if "decode_hparams" in flag_values and "output_dir" in flag_values:
+    hparam_ranges.check_beam(flag_values.decode_hparams,
+                             flag_values.output_dir)
 
 
 def gpu_environment(memory_growth, environ):

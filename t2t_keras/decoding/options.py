@@ -3,6 +3,7 @@ validation decoding read, and how they are described in log lines."""
 
 import re
 
+from t2t_keras import hparam_ranges
 from t2t_keras import registry
 from t2t_keras.decoding.search import make_search
 from t2t_keras.decoding.steps import ALPHA, BEAM_SIZE, EXTRA_LENGTH
@@ -34,6 +35,8 @@ def decode_hparams(overrides="", defaults=None):
       if key not in hparams:
         hparams.add_hparam(key, value)
   hparams.parse(overrides)
+  hparam_ranges.check(hparams.values(), hparam_ranges.DECODE,
+                      "decode hparams")
   search = make_search(hparams)      # checks the search's own settings
   if hparams.return_beams and not search.nbest:
     raise UserError(f"return_beams goes with beam search, not "

@@ -2,6 +2,7 @@
 
 import json
 import os
+import sys
 
 from t2t_keras import json_files
 from t2t_keras import registry
@@ -91,33 +92,63 @@ def build_model_from_dir(model_dir, activation_dtype=None):
   return net, hparams, spec
 
 
-def restore_or_name_fallback(checkpoint, path):
-  """Restores ``path`` into ``checkpoint``; if it does not read, a one-line
-  ``UserError`` naming it and the newest checkpoint beside it that reads
-  (to pass as --checkpoint_path). Returns the restore status."""
+def _fallback_hint(error, path):
+  """``error`` (``UnreadableCheckpoint``) as a one-line ``UserError`` that
+  names the newest checkpoint beside ``path`` that reads."""
   from t2t_keras import checkpoint_io  # pylint: disable=g-import-not-at-top
-  try:
-    return checkpoint_io.restore(checkpoint, path)
-  except checkpoint_io.UnreadableCheckpoint as e:
-    good = checkpoint_io.newest_readable(os.path.dirname(path), skip=(path,))
-    hint = (f"the newest checkpoint that reads is {good}: pass "
-            f"--checkpoint_path={good}" if good else
-            f"no other checkpoint in {os.path.dirname(path)} reads")
-    raise UserError(f"{e}; {hint}") from None
+  good = checkpoint_io.newest_readable(os.path.dirname(path), skip=(path,))
+  hint = (f"the newest checkpoint that reads is {good}: pass "
+          f"--checkpoint_path={good}" if good else
+          f"no other checkpoint in {os.path.dirname(path)} reads")
+  return UserError(f"{error}; {hint}")
+
+
+def restore_newest(checkpoint, path, directory=None, log=None):
+  """Restores ``path`` into ``checkpoint``; returns (status, the path
+  restored). When ``path`` was chosen as ``directory``'s latest and a
+  trainer deleted it before or while it was read (it is no longer listed:
+  the trainer keeps its last few), the newest checkpoint of ``directory``
+  that reads is restored instead, and ``log`` says so. A checkpoint that
+  is still listed and does not read is a one-line ``UserError`` naming the
+  newest one that does (to pass as --checkpoint_path)."""
+  from t2t_keras import checkpoint_io  # pylint: disable=g-import-not-at-top
+  for _ in range(20):   # a trainer saving faster than this reads
+    try:
+      return checkpoint_io.restore(checkpoint, path), path
+    except checkpoint_io.UnreadableCheckpoint as e:
+      if directory is None or path in checkpoint_io.listed(directory):
+        raise _fallback_hint(e, path) from None
+      newer = checkpoint_io.newest_readable(directory)
+      if newer is None:
+        raise _fallback_hint(e, path) from None
+      (log or _to_stderr)(
+          f"{path} was deleted while it was read (a trainer keeps only its "
+          f"last checkpoints); using {newer}, the newest that reads")
+      path = newer
+  raise UserError(f"the checkpoints of {directory} were all deleted while "
+                  "they were read; pass --checkpoint_path=ONE that is kept")
+
+
+def _to_stderr(line):
+  print(line, file=sys.stderr, flush=True)
 
 
 def load_model_from_dir(model_dir, checkpoint_path=None,
-                        activation_dtype=None):
+                        activation_dtype=None, log=None):
   """The model of a training run with trained weights: from
   ``checkpoint_path`` (a checkpoint, or a directory whose latest is used,
   e.g. an averaged one) or else ``model_dir``'s latest checkpoint.
   It computes in ``activation_dtype`` (default: the run's, so a run
   trained with mixed bfloat16 decodes in bfloat16; the weights are float32
-  either way). Returns (model, hparams, spec, checkpoint used)."""
+  either way). A latest checkpoint that a running trainer deletes before
+  it is read gives way to the newest that reads, said through ``log``
+  (default: standard error). Returns (model, hparams, spec, checkpoint
+  used)."""
   # TensorFlow only here: building a model needs none (JAX hosts).
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from t2t_keras import checkpoint_io  # pylint: disable=g-import-not-at-top
   path = checkpoint_path or model_dir
+  chosen_in = path if os.path.isdir(path) else None
   if os.path.isdir(path):
     latest = tf.train.latest_checkpoint(path)
     if not latest and checkpoint_io.state_damaged(path):
@@ -136,7 +167,8 @@ def load_model_from_dir(model_dir, checkpoint_path=None,
   source_dir = model_dir if os.path.isfile(
       os.path.join(model_dir, MODEL_SPEC)) else os.path.dirname(path)
   net, hparams, spec = build_model_from_dir(source_dir, activation_dtype)
-  status = restore_or_name_fallback(tf.train.Checkpoint(model=net), path)
+  status, path = restore_newest(tf.train.Checkpoint(model=net), path,
+                                chosen_in, log)
   try:
     status.assert_existing_objects_matched()
   except AssertionError as e:

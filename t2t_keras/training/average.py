@@ -21,21 +21,29 @@ def average_checkpoints(model_dir, output_dir=None, n=5, log=log_line,
   ``<model_dir>/avg``), with hparams.json and model.json beside it so the
   decoder and exporter load it like any other run. Returns its path."""
   output_dir = output_dir or os.path.join(model_dir, "avg")
-  paths = last_checkpoints(model_dir, n, last_step)
+  model, hparams, spec = build_model_from_dir(model_dir)
+  for _ in range(20):   # a trainer saving faster than this reads
+    paths = last_checkpoints(model_dir, n, last_step)
+    try:
+      average_into(model, paths)
+      break
+    except checkpoint_io.UnreadableCheckpoint as e:
+      if e.path in checkpoint_io.listed(model_dir):   # damaged, not deleted
+        after = len(paths) - 1 - paths.index(e.path)
+        raise UserError(f"{e}; " + (
+            f"--n={after} averages the {after} checkpoint(s) after it"
+            if after else "move it aside (the trainer does so when it "
+            "resumes) to average the others")) from None
+      log(f"{e.path} was deleted while it was read (a trainer keeps only "
+          "its last checkpoints); averaging the last ones again")
+  else:
+    raise UserError(f"the checkpoints of {model_dir} were all deleted while "
+                    "they were read")
   if len(paths) < n:
     why = "" if last_step is None else (
         f" at or before step {last_step} (the run keeps its last few)")
     log(f"only {len(paths)} checkpoint(s) in {model_dir}{why}; averaging "
         "those")
-  model, hparams, spec = build_model_from_dir(model_dir)
-  try:
-    average_into(model, paths)
-  except checkpoint_io.UnreadableCheckpoint as e:
-    after = len(paths) - 1 - paths.index(e.path)
-    raise UserError(f"{e}; " + (f"--n={after} averages the {after} "
-                                "checkpoint(s) after it" if after else
-                                "move it aside (the trainer does so when it "
-                                "resumes) to average the others")) from None
   os.makedirs(output_dir, exist_ok=True)
   hparams.save(os.path.join(output_dir, "hparams.json"))
   with open(os.path.join(model_dir, "model.json"), encoding="utf-8") as src, \

@@ -7,6 +7,7 @@ import keras
 import tensorflow as tf
 
 from t2t_keras import checkpoint_io
+from t2t_keras import hparam_ranges
 from t2t_keras import registry
 from t2t_keras.data import pipeline
 from t2t_keras.errors import Interrupted, UserError
@@ -48,6 +49,7 @@ def resolve_hparams(hparams_set, overrides="", output_dir=None,
   would silently train a different model.
   """
   hparams = registry.hparams(hparams_set).parse(overrides)
+  hparam_ranges.check(hparams.values(), hparam_ranges.MODEL, "--hparams")
   saved = output_dir and os.path.join(output_dir, "hparams.json")
   previous = (HParams.load(saved, like=hparams)
               if saved and os.path.exists(saved) else None)

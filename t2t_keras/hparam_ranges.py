@@ -1,0 +1,120 @@
+"""The ranges of the numeric hparams a user sets, checked before TensorFlow
+is imported, so that ``beam_size=0`` or ``batch_size=-1`` is one line naming
+the value and its range, not a traceback minutes later (or a run that
+silently does something else).
+
+A range is (low, high, low_open, high_open); None is unbounded. No
+TensorFlow here: the command line checks overrides with it.
+"""
+
+import json
+import math
+import os
+
+from t2t_keras.errors import UserError
+
+_AT_LEAST_1 = (1, None, False, False)
+_AT_LEAST_0 = (0, None, False, False)
+_POSITIVE = (0, None, True, False)
+_PROBABILITY = (0, 1, False, True)   # [0, 1): a dropout rate, a smoothing
+
+# Decode hparams (``decoding.options.decode_hparams``).
+DECODE = {
+    "beam_size": _AT_LEAST_1, "alpha": _AT_LEAST_0,
+    "extra_length": _AT_LEAST_0, "batch_size": _AT_LEAST_1,
+    "max_input_length": _AT_LEAST_1, "top_k": _AT_LEAST_0,
+    "top_p": (0, 1, True, False), "temperature": _POSITIVE,
+}
+
+# Model and training hparams (the registered sets'; a name a set lacks is
+# not checked).
+MODEL = {
+    "hidden_size": _AT_LEAST_1, "filter_size": _AT_LEAST_1,
+    "num_heads": _AT_LEAST_1, "num_hidden_layers": _AT_LEAST_1,
+    "num_encoder_layers": _AT_LEAST_0, "num_decoder_layers": _AT_LEAST_0,
+    "attention_key_size": _AT_LEAST_0, "attention_value_size": _AT_LEAST_0,
+    "batch_size": _AT_LEAST_1, "max_length": _AT_LEAST_1,
+    "max_positions": _AT_LEAST_1,
+    "layer_prepostprocess_dropout": _PROBABILITY,
+    "attention_dropout": _PROBABILITY, "relu_dropout": _PROBABILITY,
+    "label_smoothing": _PROBABILITY,
+    "learning_rate": _POSITIVE, "learning_rate_warmup_steps": _AT_LEAST_0,
+    "learning_rate_decay_steps": _AT_LEAST_0,
+    "gradient_accumulation_steps": _AT_LEAST_1, "train_steps": _AT_LEAST_1,
+    "optimizer_adam_beta1": _PROBABILITY,
+    "optimizer_adam_beta2": _PROBABILITY,
+    "optimizer_adam_epsilon": _POSITIVE,
+    "loss_scale_initial": _POSITIVE, "ema_decay": _PROBABILITY,
+    "rdrop_alpha": _AT_LEAST_0, "alignment_loss_weight": _AT_LEAST_0,
+}
+
+
+def describe(bounds):
+  """'>= 1', '> 0', 'in [0, 1)' for a range."""
+  low, high, low_open, high_open = bounds
+  if high is None:
+    return f"{'>' if low_open else '>='} {low:g}"
+  return (f"in {'(' if low_open else '['}{low:g}, {high:g}"
+          f"{')' if high_open else ']'}")
+
+
+def inside(value, bounds):
+  low, high, low_open, high_open = bounds
+  if not math.isfinite(value):
+    return False
+  if low is not None and (value < low or (low_open and value == low)):
+    return False
+  return high is None or not (value > high or (high_open and value == high))
+
+
+def check(values, ranges, where):
+  """A one-line ``UserError`` for the first of ``values`` (name -> value)
+  that ``ranges`` bounds and that lies outside its range; ``where`` names
+  the setting (``--decode_hparams``)."""
+  for name, value in values.items():
+    bounds = ranges.get(name)
+    if bounds is None or isinstance(value, bool) or not isinstance(
+        value, (int, float)):
+      continue
+    if not inside(value, bounds):
+      raise UserError(f"{where}: {name}={value!r} is out of range: expected "
+                      f"{name} {describe(bounds)}")
+
+
+def check_overrides(overrides, ranges, where):
+  """``check`` on the numbers of an ``a=1,b=0.2`` string as written (before
+  the hparams that parse it exist); a part that is not ``name=number`` is
+  left to the parser, which names it."""
+  values = {}
+  for part in (overrides or "").split(","):
+    name, _, text = part.partition("=")
+    for kind in (int, float):
+      try:
+        values[name.strip()] = kind(text.strip())
+        break
+      except ValueError:
+        continue
+  check(values, ranges, where)
+
+
+def check_beam(overrides, run_dir):
+  """A ``beam_size`` in the decode ``overrides`` wider than the target
+  vocabulary of the run in ``run_dir`` (from its model.json, when there
+  is one) is a one-line ``UserError``: a beam holds distinct pieces."""
+  beams = {}
+  for part in (overrides or "").split(","):
+    name, _, text = part.partition("=")
+    if name.strip() == "beam_size" and text.strip().isdigit():
+      beams["beam_size"] = int(text)
+  spec = os.path.join(run_dir or "", "model.json")
+  if not beams or not run_dir or not os.path.isfile(spec):
+    return
+  try:
+    with open(spec, encoding="utf-8") as f:
+      vocab = int(json.load(f)["target_vocab_size"])
+  except (OSError, ValueError, KeyError, TypeError):
+    return   # the command's own load names a damaged model.json
+  if beams["beam_size"] > vocab:
+    raise UserError(f"--decode_hparams: beam_size={beams['beam_size']} is "
+                    f"out of range: expected beam_size in [1, {vocab}], the "
+                    f"target vocabulary of {run_dir}")
