@@ -7,6 +7,7 @@ A range is (low, high, low_open, high_open); None is unbounded. No
 TensorFlow here: the command line checks overrides with it.
 """
 
+import glob
 import json
 import math
 import os
@@ -118,3 +119,35 @@ def check_beam(overrides, run_dir):
     raise UserError(f"--decode_hparams: beam_size={beams['beam_size']} is "
                     f"out of range: expected beam_size in [1, {vocab}], the "
                     f"target vocabulary of {run_dir}")
+
+
+def shortest_training_example(data_dir, problem_name):
+  """The length (tokens, the longer side) of the shortest training example
+  that t2t-datagen recorded in ``data_dir``'s ``NAME.shards.json`` (NAME:
+  the problem's, or the one manifest there); None when none is recorded."""
+  found = glob.glob(os.path.join(glob.escape(data_dir or "."),
+                                 "*.shards.json"))
+  own = [os.path.join(data_dir or ".", f"{name}.shards.json")
+         for name in (problem_name, problem_name.removesuffix("_rev"))]
+  path = next((p for p in own if p in found),
+              found[0] if len(found) == 1 else None)
+  if path is None:
+    return None
+  try:
+    with open(path, encoding="utf-8") as f:
+      lengths = json.load(f).get("lengths", {}).get("train", {})
+    return min((int(k) for k, v in lengths.items() if v), default=None)
+  except (OSError, ValueError, AttributeError, TypeError):
+    return None   # a damaged one is named by the trainer
+
+
+def check_batch_size(batch_size, data_dir, problem_name):
+  """A ``batch_size`` (tokens a batch) below the shortest training example
+  is a one-line ``UserError``: every batch would be one example longer than
+  the batch asked for."""
+  shortest = shortest_training_example(data_dir, problem_name)
+  if shortest is not None and batch_size < shortest:
+    raise UserError(
+        f"--hparams: batch_size={batch_size} is out of range: the shortest "
+        f"training example in {data_dir} has {shortest} tokens, so expected "
+        f"batch_size >= {shortest} (batch_size counts tokens a batch)")

@@ -26,7 +26,8 @@ import json, sys
 import tensorflow as tf
 import tensorflow_text  # registers the SentencePiece ops, as TF Serving links them
 model = tf.saved_model.load(sys.argv[1])
-out = model.signatures["serving_default"](inputs=tf.constant(json.loads(sys.argv[2])))
+out = model.signatures["serving_default"](
+    inputs=tf.constant(json.loads(sys.argv[2]), tf.string))
 # (import tensorflow itself imports keras, for tf.keras; t2t_keras never.)
 assert not any(m.startswith("t2t_keras") for m in sys.modules)
 print(json.dumps([o.decode("utf-8") for o in out["outputs"].numpy()]))
@@ -75,6 +76,10 @@ def load_fresh(path, lines):
 def test_fresh_process_gets_the_decoders_strings(trained_run, exported):
   assert os.path.basename(exported[0]) == "1"        # TF Serving's layout
   assert load_fresh(exported[0], LINES) == expected(trained_run)
+
+
+def test_a_request_of_no_sentences_gets_no_outputs(exported):
+  assert load_fresh(exported[0], []) == []
 
 
 def test_exporting_twice_gives_identical_outputs(exported):

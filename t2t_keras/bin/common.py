@@ -79,7 +79,13 @@ def setup(argv, tensorflow=True, modes=None):
       registry.check_name(NAMES[name], value)
     if "hparams_set" in given and "hparams" in flags.FLAGS:
       # The overrides as the command will apply them (no TensorFlow).
-      registry.hparams(given["hparams_set"]).parse(flags.FLAGS.hparams)
+      hparams = registry.hparams(given["hparams_set"]).parse(
+          flags.FLAGS.hparams)
+      from t2t_keras import hparam_ranges  # pylint: disable=g-import-not-at-top
+      hparam_ranges.check(hparams.values(), hparam_ranges.MODEL, "--hparams")
+      if "problem" in given and flags.FLAGS["data_dir"].value:
+        hparam_ranges.check_batch_size(
+            hparams.batch_size, flags.FLAGS.data_dir, given["problem"])
   check_ranges(flags.FLAGS)
   if tensorflow:
     check_backend(os.environ)

@@ -56,9 +56,14 @@ def export(model, vocab, hparams, export_dir, version=None,
   beams = search_function(model, best_only)
 
   def search(ids, prefixes=None, word_starts=None):
-    out, scores = beams(ids, constraint if prefixes is None else
-                        PrefixConstraint(prefixes, word_starts))
-    return out[:, 0], scores[:, 0]               # the best of each batch row
+    def best():
+      out, scores = beams(ids, constraint if prefixes is None else
+                          PrefixConstraint(prefixes, word_starts))
+      return out[:, 0], scores[:, 0]             # the best of each batch row
+
+    def nothing():   # a request of no sentences: no outputs, not an error
+      return tf.zeros([0, 1], tf.int32), tf.zeros([0], tf.float32)
+    return tf.cond(tf.shape(ids)[0] > 0, best, nothing)
 
   tokenizer = vocab.tf_tokenizer
   limit = hparams.max_input_length - 1
