@@ -122,15 +122,52 @@ def test_bucket_boundaries():
   assert all(b / a <= 1.15 or b - a == 1 for a, b in zip(bounds, bounds[1:]))
 
 
-def test_tfds_path_without_network(tmp_path):
+def test_tfds_path_on_tfds_test_data_through_datagen_and_training(tmp_path):
+  """translate_ende's TFDS source on the examples tfds.testing makes in
+  place of wmt14_translate: datagen, then a few training steps."""
   import tensorflow_datasets as tfds  # pylint: disable=g-import-not-at-top
+  from t2t_keras.training.run import RunConfig, train  # pylint: disable=g-import-not-at-top
   log = []
+  data = str(tmp_path / "data")
   with tfds.testing.mock_data(num_examples=40):
-    generate("translate_ende", str(tmp_path / "data"),
-             tmp_dir=str(tmp_path / "tmp"), vocab_size=300, log=log.append)
+    generate("translate_ende", data, tmp_dir=str(tmp_path / "tmp"),
+             vocab_size=300, log=log.append)
   assert any("TensorFlow Datasets wmt14_translate/de-en" in l for l in log)
   problem = registry.problem("translate_ende")
-  assert sum(1 for _ in problem.examples("dev", str(tmp_path / "data"))) > 0
+  assert sum(1 for _ in problem.examples("dev", data)) > 0
+  lines = []
+  train(RunConfig("translate_ende", "transformer_tiny", str(tmp_path / "run"),
+                  data_dir=data, train_steps=3, eval_bleu=False,
+                  hparams_overrides="hidden_size=32,filter_size=64,"
+                  "num_hidden_layers=1,batch_size=4096"), log=lines.append)
+  assert any(l.startswith("step 3: dev loss") for l in lines), lines
+
+
+@pytest.mark.parametrize("problem_name", ["translate_ende", "translate_enfr"])
+def test_tfds_real_builder_offline_is_one_line_and_leaves_no_data_dir(
+    tmp_path, monkeypatch, problem_name):
+  """The real wmt14_translate builder (its imports, its download manager)
+  as far as the download, with every connection refused: one line naming
+  the dataset and the local-files way, and no data directory."""
+  from tensorflow_datasets.core.download import downloader  # pylint: disable=g-import-not-at-top
+  from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(downloader, "MAX_RETRIES", 0)   # fail at once
+  for proxy in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+    monkeypatch.setenv(proxy, "http://127.0.0.1:9")  # refused
+  monkeypatch.delenv("NO_PROXY", raising=False)
+  monkeypatch.delenv("no_proxy", raising=False)
+  data = tmp_path / "data"
+  with pytest.raises(UserError) as raised:
+    generate(problem_name, str(data), tmp_dir=str(tmp_path / "tmp"),
+             vocab_size=300, log=lambda _: None)
+  said = str(raised.value)
+  assert "\n" not in said
+  assert said.startswith("could not load TensorFlow Datasets "
+                         "'wmt14_translate/"), said
+  assert "ModuleNotFoundError" not in said and "ImportError" not in said
+  assert said.endswith("without a network, give local files with "
+                       "--raw_data_dir"), said
+  assert not data.exists()
 
 
 def test_synthetic_problem_is_generated_and_held_out(tmp_path):
@@ -268,3 +305,16 @@ def test_a_split_that_fails_part_way_leaves_no_shard(tmp_path):
                                       "train", str(tmp_path))
   assert (count, dict(lengths)) == (1, {3: 1})
   assert sorted(os.listdir(tmp_path)) == [os.path.basename(p) for p in final]
+
+
+def test_empty_train_files_are_named_and_leave_no_data_dir(tmp_path):
+  raw = local_corpus(tmp_path, ["", "  "], ["", ""], dev=["a b", "c d"])
+  data = tmp_path / "data"
+  with pytest.raises(CorpusError) as raised:
+    generate("translate_ende", str(data), raw_dir=raw, vocab_size=300,
+             log=lambda _: None)
+  assert str(raised.value) == (
+      f"{raw}/train.en and {raw}/train.de are empty (no line with text): "
+      "the vocabulary and the model learn from the train files; give them "
+      "sentences, one a line")
+  assert not data.exists()

@@ -8,7 +8,9 @@ Both yield (source, target) str pairs per split and samples of each
 language's training text for the vocabulary.
 """
 
+import contextlib
 import itertools
+import logging
 import os
 
 from t2t_keras.data.corpus import (CorpusError, SkipCounter, count_lines,
@@ -99,6 +101,13 @@ class PairSource:
         return
 
 
+def _has_text(path):
+  """Whether the file at ``path`` has a line that is not blank (read up to
+  the first one)."""
+  with open(path, "rb") as f:
+    return any(line.strip() for line in f)
+
+
 class LocalFiles(PairSource):
   """Parallel text files in ``raw_dir``.
 
@@ -162,6 +171,12 @@ class LocalFiles(PairSource):
         raise CorpusError(
             f"parallel files differ in length: {paths[0]} has {counts[0]} "
             f"lines, {paths[1]} has {counts[1]}")
+      empty = [p for p in paths if not _has_text(p)]
+      if split == "train" and empty:
+        raise CorpusError(
+            f"{' and '.join(empty)} {'is' if len(empty) == 1 else 'are'} "
+            "empty (no line with text): the vocabulary and the model learn "
+            "from the train files; give them sentences, one a line")
 
   def pairs(self, split, skipped=None):
     if split == "train" and self.mixture:
@@ -188,6 +203,22 @@ class LocalFiles(PairSource):
     return f"local files in {self.raw_dir}"
 
 
+@contextlib.contextmanager
+def _quiet_downloads():
+  """urllib3's and tfds's retry warnings held back while tfds downloads:
+  a download that fails ends in one line (``TfdsSource._load``)."""
+  names = ("urllib3", "absl", "tensorflow_datasets")
+  loggers = [logging.getLogger(n) for n in names]
+  levels = [l.level for l in loggers]
+  for logger in loggers:
+    logger.setLevel(logging.ERROR)
+  try:
+    yield
+  finally:
+    for logger, level in zip(loggers, levels):
+      logger.setLevel(level)
+
+
 class TfdsSource(PairSource):
   """A TensorFlow Datasets translation corpus, e.g. "wmt14_translate/de-en".
 
@@ -203,9 +234,11 @@ class TfdsSource(PairSource):
 
   def _load(self, split):
     import tensorflow_datasets as tfds  # pylint: disable=g-import-not-at-top
+    tfds.disable_progress_bar()   # the command's own lines say what it does
     try:
-      return tfds.load(self.name, split=self.SPLITS[split],
-                       data_dir=self.tmp_dir, download=True)
+      with _quiet_downloads():
+        return tfds.load(self.name, split=self.SPLITS[split],
+                         data_dir=self.tmp_dir, download=True)
     except Exception as e:  # pylint: disable=broad-except
       raise CorpusError(
           f"could not load TensorFlow Datasets '{self.name}' into "

@@ -12,6 +12,7 @@ are done.
 
 import glob
 import os
+import shutil
 
 from t2t_keras.data import mixture, pipeline, raw_record, sampled, shards
 from t2t_keras.data.corpus import CorpusError, SkipCounter
@@ -223,8 +224,23 @@ class Text2TextProblem(Problem):
       return
     source = self.source(tmp_dir, raw_dir, raw_prefixes)
     source.check(splits)
-    # The folder is made once the inputs are known to be there.
+    # The folder is made once the inputs are known to be there, and goes
+    # again if nothing could be written into it (a download that fails).
+    made = not os.path.isdir(data_dir)
     os.makedirs(data_dir, exist_ok=True)
+    try:
+      self._write_data(source, data_dir, splits, wanted, raw_now,
+                       byte_budget, log)
+    except BaseException:
+      # Made by this run and holding no vocabulary or shard: removed whole.
+      if made and all(name.endswith(".shards.json")
+                      for name in os.listdir(data_dir)):
+        shutil.rmtree(data_dir, ignore_errors=True)
+      raise
+
+  def _write_data(self, source, data_dir, splits, wanted, raw_now,
+                  byte_budget, log):
+    """``generate_data``'s writing: the vocabulary, then each split."""
     if raw_now:
       self._update_manifest(data_dir, raw=raw_now)
     log(f"{self.data_name}: reading {source.describe()}")
