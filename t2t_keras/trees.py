@@ -330,8 +330,9 @@ def read_trees(path):
 
   A line that begins with "(" at its first column starts a tree, so a tree
   short of a closing bracket ends there instead of swallowing the trees
-  after it; a ")" with no tree open, or a line that is not UTF-8, spoils
-  the tree it is in (yielded as None for the caller to count).
+  after it; a ")" with no tree open, text or a second tree after a tree on
+  its closing line, or a line that is not UTF-8, spoils the tree it is in
+  (yielded as one None for the caller to count).
   """
   depth, start, chars, bad = 0, None, [], False
   with open(path, "rb") as f:
@@ -347,18 +348,31 @@ def read_trees(path):
       if line.startswith("(") and depth > 0:
         yield start, None                       # a tree short of a ")"
         depth, chars, bad = 0, [], False
+      # Trees that close on this line wait for its end: anything but
+      # spaces after one (a ")" too many, a second tree) spoils the line's
+      # trees, yielded as one None, never as a tree carried into a pair.
+      closed, spoiled = [], False
       for char in line:
         if depth == 0 and char == ")":
-          yield number, None                    # a ")" too many
+          spoiled = True                        # a ")" too many
           continue
         if depth == 0 and char != "(":
+          spoiled = spoiled or (bool(closed) and not char.isspace())
           continue                              # between trees
         if depth == 0:
+          spoiled = spoiled or bool(closed)     # a second tree on the line
           start, chars = number, []
         chars.append(char)
         depth += {"(": 1, ")": -1}.get(char, 0)
         if depth == 0:
-          yield start, None if bad else " ".join("".join(chars).split())
+          closed.append((start, None if bad else
+                         " ".join("".join(chars).split())))
           bad = False
+      if spoiled:
+        yield (closed[0][0] if closed else number), None
+        if depth > 0:   # a tree opened after the fault goes with it
+          depth, chars, bad = 0, [], False
+      else:
+        yield from closed
   if depth > 0:
     yield start, None                           # unclosed at the end

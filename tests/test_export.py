@@ -154,3 +154,31 @@ def test_cli_and_existing_version(trained_run, tmp_path):
   again = subprocess.run(args, capture_output=True, text=True, env=env(),
                          cwd=REPO, timeout=300, check=False)
   assert again.returncode == 2 and "exists" in again.stderr
+
+
+def test_a_saved_model_with_missing_or_cut_variables_is_one_line(exported,
+                                                                 tmp_path):
+  import glob  # pylint: disable=g-import-not-at-top
+  import shutil  # pylint: disable=g-import-not-at-top
+  missing, cut = tmp_path / "missing", tmp_path / "cut"
+  for copy in (missing, cut):
+    shutil.copytree(exported[0], copy)
+  os.remove(missing / "variables" / "variables.index")
+  data = glob.glob(str(cut / "variables" / "variables.data-*"))[0]
+  with open(data, "r+b") as f:
+    f.truncate(os.path.getsize(data) // 3)
+  for path, start in (
+      (missing, f"error: --saved_model_dir={missing} has no "
+       f"{missing / 'variables' / 'variables.index'}: its variables are "
+       "missing; export it again"),
+      (cut, f"error: --saved_model_dir={cut} does not load (")):
+    done = subprocess.run(python("-m", "t2t_keras.bin.t2t_decoder",
+                                 f"--saved_model_dir={path}"),
+                          input="a line\n", cwd=REPO, capture_output=True,
+                          text=True, env=env(), timeout=300, check=False)
+    assert done.returncode == 2, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(start), done.stderr
+    if path == cut:
+      assert lines[0].endswith("its files are incomplete or damaged: "
+                               "export it again"), lines

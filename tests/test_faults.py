@@ -175,6 +175,23 @@ def test_damaged_run_files_are_named(run_copy, name, damage):
   _one_line_error(done, f"{os.path.join(out, name)} is damaged")
 
 
+def test_trainer_names_a_damaged_model_json_and_refuses_another_model(
+    run_copy):
+  data, out = run_copy
+  path = os.path.join(out, "model.json")
+  with open(path, "w", encoding="utf-8") as f:
+    f.write('{"model": "transfo')
+  log = _train(data, out, 31)
+  assert any(l.startswith(f"{path} is damaged: not JSON") and
+             l.endswith(": written again from this command's flags")
+             for l in log), log
+  with open(path, encoding="utf-8") as f:
+    assert json.load(f)["model"] == "transformer"
+  with pytest.raises(UserError, match=r"records another model \(model "
+                     r"'transformer' there, 'transformer_rotary' here\)"):
+    _train(data, out, 32, model="transformer_rotary")
+
+
 def test_damaged_checkpoint_state_and_best_json(run_copy):
   data, out = run_copy
   state = os.path.join(out, "checkpoint")

@@ -41,8 +41,9 @@ def test_every_sample_tree_round_trips(shared_data):
 
 def test_tree_files_are_read_tree_by_tree(shared_data, tmp_path):
   """A tree a bracket short, a bracket too many, a Latin-1 byte: each is
-  one skipped tree, never merged with the trees after it; .mrg trees over
-  several indented lines still read whole."""
+  one skipped tree, never merged with the trees after it nor carried into
+  a pair (the tree on the line with a ")" too many is skipped with it);
+  .mrg trees over several indented lines still read whole."""
   good = sample_trees(shared_data)[:8]
   lines = list(good)
   lines[2] = lines[2][:-1]                        # one ")" too few
@@ -52,18 +53,23 @@ def test_tree_files_are_read_tree_by_tree(shared_data, tmp_path):
                    lines[7].replace("(", "(\xe9", 1).encode("latin-1") +
                    b"\n")
   read = list(trees.read_trees(str(path)))
-  assert [n for n, _ in read] == [1, 2, 3, 4, 5, 6, 6, 7, 8]
+  assert [n for n, _ in read] == [1, 2, 3, 4, 5, 6, 7, 8]
   texts = [t for _, t in read]
-  assert texts[:2] == good[:2] and texts[3:6] == good[3:6]
-  assert texts[2] is None and texts[6] is None and texts[8] is None
-  assert texts[7] == good[6]
+  assert texts[:2] == good[:2] and texts[3:5] == good[3:5]
+  assert texts[2] is None and texts[5] is None and texts[7] is None
+  assert texts[6] == good[6]
+  # Two trees on one line, or text after a tree: that line is one fault.
+  two = tmp_path / "two.trees"
+  two.write_text(good[0] + " " + good[1] + "\n" + good[2] + " x\n" +
+                 good[3] + "\n", encoding="utf-8")
+  assert [t for _, t in trees.read_trees(str(two))] == [None, None, good[3]]
   mrg = tmp_path / "wsj_0101.mrg"
   mrg.write_text("( (S\n    (NP (DT The) (NN dog))\n    (VP (VBZ barks)))"
                  ")\n( (S (NP (PRP It)) (VP (VBD ran))))\n", encoding="utf-8")
   assert [t for _, t in trees.read_trees(str(mrg))] == [
       "( (S (NP (DT The) (NN dog)) (VP (VBZ barks))))",
       "( (S (NP (PRP It)) (VP (VBD ran))))"]
-  # Through datagen: 6 pairs, and the stray ")" is counted with the two.
+  # Through datagen: the 5 good trees are the pairs, 3 trees skipped.
   raw = tmp_path / "raw"
   raw.mkdir()
   (raw / "train.trees").write_bytes(path.read_bytes())
@@ -74,7 +80,7 @@ def test_tree_files_are_read_tree_by_tree(shared_data, tmp_path):
            log=said.append)
   problem = registry.problem("parsing_wsj")
   assert sum(1 for _ in problem.examples("train", str(tmp_path / "data"))) \
-      == 6
+      == 5
   assert any("3 " in s and "skipped" in s for s in said), said
 
 

@@ -31,6 +31,10 @@ def check_saved_model(path):
   if not os.path.isdir(os.path.join(path, "variables")):
     raise UserError(f"--saved_model_dir={path} has no variables/ folder: "
                     "an incomplete SavedModel; export it again")
+  index = os.path.join(path, "variables", "variables.index")
+  if not os.path.isfile(index):
+    raise UserError(f"--saved_model_dir={path} has no {index}: its "
+                    "variables are missing; export it again")
 
 
 class SavedModelDecoder(Backend):
@@ -49,7 +53,13 @@ class SavedModelDecoder(Backend):
     import tensorflow_text  # noqa: F401  # pylint: disable=g-import-not-at-top,unused-import
     check_saved_model(path)
     with native_stderr_silenced():   # SentencePiece's note at load
-      self.signatures = tf.saved_model.load(path).signatures
+      try:
+        self.signatures = tf.saved_model.load(path).signatures
+      except (tf.errors.OpError, IndexError, ValueError, OSError) as e:
+        said = " ".join(str(e).split())[:200]
+        raise UserError(f"--saved_model_dir={path} does not load "
+                        f"({type(e).__name__}: {said}); its files are "
+                        "incomplete or damaged: export it again") from None
     self.path, self.batch_size = path, batch_size
     self.postprocess, self.repaired = postprocess, repaired
     self.prefixed = "prefixed" if whole_words else "prefixed_partial"

@@ -86,10 +86,29 @@ def build_model_from_dir(model_dir, activation_dtype=None):
       "t2t-trainer writes it when a run starts: restore it from a copy")
   with dtype_policy(activation_dtype
                     or hparams.get("activation_dtype", "float32")):
-    net = registry.model(spec["model"])(hparams, spec["input_vocab_size"],
+    net = _model_class(spec, model_dir)(hparams, spec["input_vocab_size"],
                                         spec["target_vocab_size"])
     net.build()
   return net, hparams, spec
+
+
+def _model_class(spec, model_dir):
+  """The registered model class a run's model.json names. A run trained
+  with --t2t_usr_dir records that path, but its code is imported only when
+  a command is given --t2t_usr_dir (Keras's safe_mode, Hugging Face's
+  trust_remote_code): a model registered there and not imported is one
+  line naming the path and the flag."""
+  try:
+    return registry.model(spec["model"])
+  except registry.RegistryError:
+    recorded = (spec.get("flags") or {}).get("t2t_usr_dir")
+    if not recorded:
+      raise
+    raise UserError(
+        f"{model_dir} was trained with --t2t_usr_dir={recorded}, which "
+        f"registers its model '{spec['model']}'; a run's code is imported "
+        f"only when asked: pass --t2t_usr_dir={recorded} (or another "
+        "directory that registers it) if you trust it") from None
 
 
 def _fallback_hint(error, path):

@@ -8,12 +8,14 @@ import tensorflow as tf
 
 from t2t_keras import checkpoint_io
 from t2t_keras import hparam_ranges
+from t2t_keras import json_files
 from t2t_keras import registry
 from t2t_keras.data import pipeline
 from t2t_keras.errors import Interrupted, UserError
 from t2t_keras.hparams import HParams
 from t2t_keras.logs import log_line
-from t2t_keras.models.builder import model_spec, save_model_spec
+from t2t_keras.models.builder import (MODEL_SPEC, SPEC_TYPES, model_spec,
+                                      save_model_spec)
 from t2t_keras.data.vocab_check import vocab_digest
 from t2t_keras.models.precision import (choose_activation_dtype, cpu_flags,
                                         dtype_policy)
@@ -74,6 +76,27 @@ def resolve_hparams(hparams_set, overrides="", output_dir=None,
           f"{saved} was written with other hparams ({', '.join(changed)} "
           "differ); use a new --output_dir or the same --hparams")
   return hparams
+
+
+def check_model_spec(output_dir, spec, log):
+  """Before the trainer writes model.json again: one that names another
+  model or vocabulary sizes is a one-line ``UserError`` (the checkpoints
+  hold that model), and one that does not read is named as it is
+  rewritten from this command."""
+  path = os.path.join(output_dir, MODEL_SPEC)
+  if not os.path.exists(path):
+    return
+  try:
+    old = json_files.load(path, SPEC_TYPES)
+  except UserError as e:
+    log(f"{e}: written again from this command's flags")
+    return
+  changed = [f"{k} {old[k]!r} there, {spec[k]!r} here"
+             for k in SPEC_TYPES if old[k] != spec[k]]
+  if changed:
+    raise UserError(
+        f"{path} records another model ({'; '.join(changed)}); use a new "
+        "--output_dir or the run's --model and data")
 
 
 def report_long_examples(problem, data_dir, max_length, log):
@@ -181,6 +204,7 @@ def _train(config, log):
   with RunLock(c.output_dir, log) if chief else contextlib.nullcontext():
     if chief:
       hparams.save(os.path.join(c.output_dir, "hparams.json"))
+      check_model_spec(c.output_dir, spec, log)
       save_model_spec(c.output_dir, spec)
     model_dir, policy, chief_dir = worker_dirs(c.output_dir, chief,
                                                c.checkpoints)
