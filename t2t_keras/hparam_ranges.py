@@ -39,7 +39,8 @@ MODEL = {
     "layer_prepostprocess_dropout": _PROBABILITY,
     "attention_dropout": _PROBABILITY, "relu_dropout": _PROBABILITY,
     "label_smoothing": _PROBABILITY,
-    "learning_rate": _POSITIVE, "learning_rate_warmup_steps": _AT_LEAST_0,
+    # 0 holds the weights still (tests, a frozen comparison).
+    "learning_rate": _AT_LEAST_0, "learning_rate_warmup_steps": _AT_LEAST_0,
     "learning_rate_decay_steps": _AT_LEAST_0,
     "gradient_accumulation_steps": _AT_LEAST_1, "train_steps": _AT_LEAST_1,
     "optimizer_adam_beta1": _PROBABILITY,

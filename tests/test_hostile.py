@@ -242,11 +242,15 @@ def test_a_vocabulary_other_than_the_runs_is_refused(trained_run, tmp_path):
 
 
 @pytest.mark.parametrize("override,message", [
-    ("num_heads=0", "num_heads must be an integer >= 1, got 0"),
-    ("hidden_size=-8", "hidden_size must be an integer >= 1, got -8"),
-    ("filter_size=0", "filter_size must be an integer >= 1, got 0"),
-    ("layer_prepostprocess_dropout=1.5",
-     "layer_prepostprocess_dropout must be in [0, 1), got 1.5"),
+    ("num_heads=0", "--hparams: num_heads=0 is out of range: expected "
+     "num_heads >= 1"),
+    ("hidden_size=-8", "--hparams: hidden_size=-8 is out of range: expected "
+     "hidden_size >= 1"),
+    ("filter_size=0", "--hparams: filter_size=0 is out of range: expected "
+     "filter_size >= 1"),
+    ("layer_prepostprocess_dropout=1.5", "--hparams: "
+     "layer_prepostprocess_dropout=1.5 is out of range: expected "
+     "layer_prepostprocess_dropout in [0, 1)"),
 ])
 def test_hparams_that_cannot_build_a_model_write_nothing(tmp_path, override,
                                                          message):

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from commands import REPO, t2t_command as command
+from t2t_keras.bin import modes
 
 COMMANDS = ["t2t_analyze", "t2t_attention", "t2t_avg_all", "t2t_bleu",
             "t2t_datagen", "t2t_decoder", "t2t_evalb", "t2t_exporter",
@@ -85,8 +86,7 @@ def test_every_mode_and_flag(name):
   assert read_somewhere <= defined, read_somewhere - defined
   # ... and a flag no mode reads is one of the few the shared definitions
   # bring that the command refuses everywhere.
-  nowhere = defined - read_somewhere - {"t2t_usr_dir", "registry_help",
-                                        "tf_logs"}
+  nowhere = defined - read_somewhere - modes.EVERYWHERE
   assert nowhere <= {"hparams_set", "model", "activation_dtype"}, nowhere
   if nowhere:
     assert name == "t2t_attention", nowhere
@@ -106,8 +106,7 @@ def test_every_mode_and_flag(name):
     if row["base_refused"]:   # an additive mode's flag this mode refuses
       continue
     if row["active"][0] == row["mode"] and row["flag"] not in set().union(
-        *(table["reads"][m] for m in row["active"])) | {
-            "t2t_usr_dir", "registry_help", "tf_logs"}:
+        *(table["reads"][m] for m in row["active"])) | modes.EVERYWHERE:
       assert row["found"][0] == row["flag"], row   # the flag added is named
   # Every command with more than one mode refuses something somewhere.
   if len(table["reads"]) > 1:

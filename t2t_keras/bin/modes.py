@@ -18,7 +18,8 @@ from typing import Callable, Mapping, Tuple
 from absl import flags
 
 # Flags every command reads, whatever its mode.
-EVERYWHERE = frozenset({"t2t_usr_dir", "registry_help", "tf_logs"})
+EVERYWHERE = frozenset({"t2t_usr_dir", "registry_help", "tf_logs",
+                        "gpu_memory_growth"})
 
 
 def always(flag_values):
