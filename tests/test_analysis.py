@@ -81,6 +81,9 @@ def test_page_opens_in_headless_chromium(pictures, tmp_path):
   assert "https://" not in text and "<link" not in text and " src=" not in text
   browser = shutil.which("chromium") or shutil.which("chromium-browser")
   if not browser:
+    if os.environ.get("T2T_REQUIRE_CHROMIUM"):   # .ci/run sets it
+      pytest.fail("chromium is not installed, and T2T_REQUIRE_CHROMIUM is "
+                  "set (.ci/run could not install it)")
     pytest.skip("chromium is not installed (apt-get install chromium)")
   done = subprocess.run(
       [browser, "--headless", "--no-sandbox", "--disable-gpu",

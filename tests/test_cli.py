@@ -36,6 +36,32 @@ def test_train_then_resume(tmp_path):
   assert "2 replica(s)" in second.stdout
   assert "resumed from" in second.stdout and "at step 4" in second.stdout
   assert "step 5: dev loss" in second.stdout
+  # The paper's Adam (section 5.3) as the command builds it.
+  assert ("; FusedAdam(beta_1=0.9, beta_2=0.98, epsilon=1e-09), learning "
+          "rate paper (warm-up 4000)") in first.stdout, first.stdout
+  # Other hparams in the same directory would train another model.
+  other = trainer(*args[:2], "--hparams=hidden_size=48,filter_size=64,"
+                  "num_hidden_layers=1,batch_size=320,max_length=16",
+                  args[3], "--train_steps=6")
+  assert other.returncode == 2, other.stderr[-2000:]
+  assert other.stderr.strip().splitlines() == [
+      f"error: {out}/hparams.json was written with other hparams "
+      "(hidden_size differ); use a new --output_dir or the same --hparams"]
+
+
+def test_the_decoders_defaults_are_the_papers(trained_run, tmp_path):
+  """Section 6.1's beam search (beam 4, alpha 0.6, output length input +
+  50) is what t2t-decoder runs when nothing is said."""
+  data, out = trained_run
+  source = tmp_path / "in.txt"
+  source.write_text("the dog sees a cat\n", encoding="utf-8")
+  done = command("t2t_decoder", "--problem=translate_synthetic",
+                 f"--data_dir={data}", f"--output_dir={out}",
+                 f"--decode_from_file={source}")
+  assert done.returncode == 0, done.stderr[-2000:]
+  said = [l for l in done.stderr.splitlines() if l.startswith("decoding with")]
+  assert len(said) == 1 and said[0].endswith(
+      "beam 4, alpha 0.6, extra length 50"), done.stderr
 
 
 @pytest.mark.parametrize("args, message", [

@@ -50,3 +50,16 @@ def optimizer_from_hparams(hparams, train_steps=None):
     return keras.optimizers.LossScaleOptimizer(
         optimizer, initial_scale=hparams.get("loss_scale_initial", 2.0**15))
   return optimizer
+
+
+def describe_optimizer(optimizer):
+  """The optimizer as built, for the run's first lines: its class and the
+  settings the paper names (Adam's betas and epsilon), e.g.
+  "FusedAdam(beta_1=0.9, beta_2=0.98, epsilon=1e-09)", and "with dynamic
+  loss scaling" when it is wrapped in it."""
+  inner = getattr(optimizer, "inner_optimizer", optimizer)
+  settings = [f"{name}={getattr(inner, name):g}"
+              for name in ("beta_1", "beta_2", "epsilon", "weight_decay")
+              if isinstance(getattr(inner, name, None), (int, float))]
+  return f"{type(inner).__name__}({', '.join(settings)})" + (
+      " with dynamic loss scaling" if inner is not optimizer else "")

@@ -26,6 +26,7 @@ from t2t_keras.training.evaluation import EvaluationHook
 from t2t_keras.training.feed import DataPosition, TrainingFeed
 from t2t_keras.training.hooks import hooks_from_hparams
 from t2t_keras.training.objective import objective_from_hparams
+from t2t_keras.training.optimizer import describe_optimizer
 # Re-exported: callers import RunConfig and CheckpointPolicy from here.
 from t2t_keras.training.config import CheckpointPolicy, RunConfig  # noqa: F401  # pylint: disable=unused-import
 from t2t_keras.training.run_lock import RunLock
@@ -241,7 +242,10 @@ def _train(config, log):
           f"{strategy.num_replicas_in_sync} replica(s), "
           f"{trainer.accumulation} micro-batch(es) per update, "
           f"{hparams.activation_dtype} activations, {train_steps} steps" + (
-              f" or {c.train_minutes:g} min" if c.train_minutes else ""))
+              f" or {c.train_minutes:g} min" if c.train_minutes else "") +
+          f"; {describe_optimizer(trainer.optimizer)}, learning rate "
+          f"{hparams.learning_rate_schedule} (warm-up "
+          f"{hparams.learning_rate_warmup_steps})")
       log(batch_plan.describe(
           local_devices(strategy), strategy.num_replicas_in_sync,
           max(1, num_workers()), hparams.batch_size, trainer.accumulation,
