@@ -72,7 +72,9 @@ def main():
       ok = done.returncode == 0 and len(done.stdout.splitlines()) == 20
       used = said(done, "decoding with")
       rows.append((f"decode {i + 1}", done.returncode, ok,
-                   (used[0].split(" in ")[0] if used else "") +
+                   (used[0].split(" in ")[0] if used else
+                    "; ".join(said(done, "error:")) or
+                    done.stderr.strip()[-300:]) +
                    "; ".join([""] + said(done, "was deleted while"))))
       failed += not ok
     for i in range(args.exports):
@@ -90,7 +92,8 @@ def main():
                   if l.startswith("exported")]
       rows.append((f"export {i + 1}", done.returncode, ok,
                    (exported[0].split(" (")[0] if exported else
-                    done.stderr.strip()[-200:]) +
+                    "; ".join(said(done, "error:")) or
+                    done.stderr.strip()[-300:]) +
                    "; ".join([""] + said(done, "was deleted while")) +
                    f"; translates to {served!r}"))
       failed += not ok

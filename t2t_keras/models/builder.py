@@ -122,18 +122,20 @@ def _fallback_hint(error, path):
   return UserError(f"{error}; {hint}")
 
 
-def restore_newest(checkpoint, path, directory=None, log=None):
-  """Restores ``path`` into ``checkpoint``; returns (status, the path
-  restored). When ``path`` was chosen as ``directory``'s latest and a
+def restore_newest(objects, path, directory=None, log=None):
+  """Restores ``path`` into ``tf.train.Checkpoint(**objects)`` (a fresh one
+  each try: a failed restore leaves deferred reads of its file behind);
+  returns (status, the path restored). When ``path`` was chosen as ``directory``'s latest and a
   trainer deleted it before or while it was read (it is no longer listed:
   the trainer keeps its last few), the newest checkpoint of ``directory``
   that reads is restored instead, and ``log`` says so. A checkpoint that
   is still listed and does not read is a one-line ``UserError`` naming the
   newest one that does (to pass as --checkpoint_path)."""
   from t2t_keras import checkpoint_io  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   for _ in range(20):   # a trainer saving faster than this reads
     try:
-      return checkpoint_io.restore(checkpoint, path), path
+      return checkpoint_io.restore(tf.train.Checkpoint(**objects), path), path
     except checkpoint_io.UnreadableCheckpoint as e:
       if directory is None or path in checkpoint_io.listed(directory):
         raise _fallback_hint(e, path) from None
@@ -186,8 +188,7 @@ def load_model_from_dir(model_dir, checkpoint_path=None,
   source_dir = model_dir if os.path.isfile(
       os.path.join(model_dir, MODEL_SPEC)) else os.path.dirname(path)
   net, hparams, spec = build_model_from_dir(source_dir, activation_dtype)
-  status, path = restore_newest(tf.train.Checkpoint(model=net), path,
-                                chosen_in, log)
+  status, path = restore_newest({"model": net}, path, chosen_in, log)
   try:
     status.assert_existing_objects_matched()
   except AssertionError as e:
