@@ -55,6 +55,12 @@ def transformer_base():
       learning_rate=1.0,              # a multiplier on the schedule
       learning_rate_warmup_steps=4000,
       learning_rate_decay_steps=0,    # where *_decay factors reach 0; 0: the run's train_steps
+      learning_rate_step_offset=0,    # the schedule reads step + this (--warm_start_schedule=continue)
+      # Fine-tuning (training/finetune.py; not in the paper): L2 toward the
+      # warm start's weights, and parts held still for some steps (0: all).
+      finetune_l2=0.0,
+      finetune_freeze="",             # embeddings, encoder, decoder, joined by +
+      finetune_freeze_steps=0,
       # Training hooks (training/hooks.py); none in the paper.
       training_hooks="",              # registered hook names, comma-separated
       ema_decay=0.0,                  # > 0: evaluate and save an EMA of the weights

@@ -48,6 +48,8 @@ MODEL = {
     "optimizer_adam_epsilon": _POSITIVE,
     "loss_scale_initial": _POSITIVE, "ema_decay": _PROBABILITY,
     "rdrop_alpha": _AT_LEAST_0, "alignment_loss_weight": _AT_LEAST_0,
+    "learning_rate_step_offset": _AT_LEAST_0, "finetune_l2": _AT_LEAST_0,
+    "finetune_freeze_steps": _AT_LEAST_0,
 }
 
 

@@ -37,7 +37,8 @@ _BUILTIN_MODULES = {"model": "t2t_keras.models",
                     "schedule": "t2t_keras.training.schedule",
                     "optimizer": "t2t_keras.training.optimizer",
                     "hook": ("t2t_keras.training.hooks",
-                             "t2t_keras.training.ema")}
+                             "t2t_keras.training.ema",
+                             "t2t_keras.training.finetune")}
 _KINDS = tuple(_BUILTIN_MODULES)
 # Names once registered and what a user asks for instead: looking one up
 # is a one-line error that names the successor.

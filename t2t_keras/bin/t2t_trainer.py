@@ -70,6 +70,12 @@ flags.DEFINE_string("warm_start_from", None,
 flags.DEFINE_bool("warm_start_optimizer", False,
                   "With --warm_start_from, take the source's optimizer "
                   "state and step too (default: fresh, step 0).")
+flags.DEFINE_string("warm_start_schedule", RunConfig.warm_start_schedule,
+                    "With --warm_start_from: restart (the hparams' "
+                    "learning-rate schedule from step 1, warm-up again), "
+                    "continue (from the source's last step: no second "
+                    "warm-up) or constant=F (a constant rate, F times the "
+                    "source's last rate).")
 flags.DEFINE_enum("warm_start_vocab", "same", ["same", "map"],
                   "With --warm_start_from: same (the source's vocabulary; "
                   "another is refused) or map (a --data_dir with another "
@@ -101,7 +107,8 @@ MODES = modes.Modes("t2t-trainer", exclusive=(
                when=lambda f: f.worker_gpu is not None,
                example=("--worker_gpu=1",)),
     modes.Mode("with --warm_start_from",
-               frozenset({"warm_start_optimizer", "warm_start_vocab"}),
+               frozenset({"warm_start_optimizer", "warm_start_vocab",
+                          "warm_start_schedule"}),
                when=lambda f: f.warm_start_from,
                example=("--warm_start_from=run",)),
 ))
@@ -133,7 +140,8 @@ def main():
       flags=common.flag_values(FLAGS),
       warm_start_from=FLAGS.warm_start_from,
       warm_start_optimizer=FLAGS.warm_start_optimizer,
-      warm_start_vocab=FLAGS.warm_start_vocab))
+      warm_start_vocab=FLAGS.warm_start_vocab,
+      warm_start_schedule=FLAGS.warm_start_schedule))
   return 0
 
 

@@ -10,7 +10,9 @@ A split's shards appear only once the whole split is written
 are done.
 """
 
+import collections
 import glob
+import itertools
 import os
 import shutil
 
@@ -26,6 +28,25 @@ from t2t_keras.logs import log_line
 DEFAULT_BYTE_BUDGET = 1_000_000
 SHARDS = {"train": 10, "dev": 1, "test": 1}
 
+
+
+# Training text read to say how well a kept vocabulary spells it.
+SPELLING_SAMPLE_BYTES = 500_000
+
+
+def spelling_report(vocab, lines, most=3):
+  """How well ``vocab`` spells the words of ``lines``: the share of word
+  occurrences it writes in at most ``most`` pieces (a vocabulary kept from
+  another domain, e.g. a fine-tuning source's, should spell most of the
+  new domain's words in few pieces)."""
+  counts = collections.Counter(w for line in lines for w in line.split())
+  total = sum(counts.values())
+  short = sum(n for word, n in counts.items()
+              if len(vocab.encode(word)) <= most)
+  if not total:
+    return "no training words to measure it on"
+  return (f"it spells {100 * short / total:.1f}% of {total:,} training word "
+          f"occurrences in at most {most} pieces")
 
 class Text2TextProblem(Problem):
   """Base of translation-like problems with one shared vocabulary.
@@ -116,8 +137,12 @@ class Text2TextProblem(Problem):
                   log=log_line):
     path = self.vocab_path(data_dir)
     if os.path.exists(path):
-      log(f"vocabulary {path} exists; keeping it")
-      return SubwordVocab.load(path)
+      vocab = SubwordVocab.load(path)
+      log(f"vocabulary {path} exists; keeping it; "
+          + spelling_report(vocab, itertools.chain.from_iterable(
+              source.sample(lang, SPELLING_SAMPLE_BYTES)
+              for lang in (self.source_lang, self.target_lang))))
+      return vocab
     texts = []
     for lang in (self.source_lang, self.target_lang):
       texts.extend(source.sample(lang, byte_budget))

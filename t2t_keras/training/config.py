@@ -62,6 +62,9 @@ class RunConfig:
   warm_start_optimizer: take the source's optimizer state (and step) too.
   warm_start_vocab: "same" (the source's vocabulary, or a refusal) or
     "map" (rows carried over piece by piece to this data's vocabulary).
+  warm_start_schedule: "restart" (the hparams' schedule from step 1),
+    "continue" (from the source's last step) or "constant=F" (F times the
+    source's last rate); see ``training.finetune``.
   """
   problem: str
   hparams_set: str
@@ -88,3 +91,4 @@ class RunConfig:
   warm_start_from: Optional[str] = None
   warm_start_optimizer: bool = False
   warm_start_vocab: str = "same"
+  warm_start_schedule: str = "restart"

@@ -48,6 +48,13 @@ class TrainingHook:
     """After update ``step``; ``logs``: loss (mean smoothed loss per
     token), tokens, grad_norm."""
 
+  def adjust_gradients(self, trainer, grads, variables):
+    """Inside the compiled step, on each replica, once the replicas'
+    gradients of the loss are summed: returns the gradients the optimizer
+    applies (a list like ``grads``, one per trainable ``variables``)."""
+    del trainer, variables
+    return grads
+
   def end(self, trainer):
     """When ``fit`` returns (its goal reached or a stop asked for)."""
 
@@ -163,6 +170,11 @@ def hooks_from_hparams(hparams):
     raise UserError(f"ema_decay must be in [0, 1) (0: off), got {decay}")
   if decay > 0 and "ema" not in names:
     names.insert(0, "ema")
+  # Fine-tuning's (training.finetune), turned on by their hparams.
+  for name, on in (("finetune_l2", hparams.get("finetune_l2", 0.0)),
+                   ("finetune_freeze", hparams.get("finetune_freeze", ""))):
+    if on and name not in names:
+      names.append(name)
   return [registry.lookup("hook", name)(hparams) for name in names]
 
 

@@ -20,6 +20,7 @@ from t2t_keras.data.vocab_check import vocab_digest
 from t2t_keras.models.precision import (choose_activation_dtype, cpu_flags,
                                         dtype_policy)
 from t2t_keras.training import batch_plan
+from t2t_keras.training import finetune
 from t2t_keras.training.best import BEST_DIR
 from t2t_keras.training.best import read_state as read_best_state
 from t2t_keras.training.evaluation import EvaluationHook
@@ -42,14 +43,15 @@ from t2t_keras.training.warm_start import warm_start
 
 
 def resolve_hparams(hparams_set, overrides="", output_dir=None,
-                    log=log_line):
+                    log=log_line, keep_saved=()):
   """The hparams set with ``overrides`` applied, ``activation_dtype=auto``
   resolved for this machine, or to the precision the run in ``output_dir``
   trained in when it resumes one (the choice and its reason logged).
 
   When ``output_dir`` already holds an hparams.json from an earlier run of
   the same command, its values must agree: resuming with other hparams
-  would silently train a different model.
+  would silently train a different model. ``keep_saved``: names the run
+  derived when it started (``--warm_start_schedule``'s), taken from it.
   """
   hparams = registry.hparams(hparams_set).parse(overrides)
   hparam_ranges.check(hparams.values(), hparam_ranges.MODEL, "--hparams")
@@ -68,6 +70,9 @@ def resolve_hparams(hparams_set, overrides="", output_dir=None,
     hparams.activation_dtype = dtype
     log(f"activation_dtype=auto: {dtype}, since {why}")
   if previous is not None:
+    for name in keep_saved:
+      if name in previous.values():
+        setattr(hparams, name, previous.get(name))
     # A name the saved file lacks is one added since that run was made: it
     # keeps its default.
     changed = sorted(k for k, v in hparams.values().items()
@@ -121,6 +126,33 @@ def report_long_examples(problem, data_dir, max_length, log):
       log(line)
 
 
+def _plan_finetuning(c, hparams, planned, log):
+  """A new warm-started run's fine-tuning settings, checked, and
+  ``--warm_start_schedule`` turned into the hparams (recorded in
+  hparams.json) that give its schedule."""
+  if hparams.finetune_freeze and c.warm_start_optimizer:
+    raise UserError("finetune_freeze with --warm_start_optimizer: the "
+                    "source's Adam moments would still move the frozen "
+                    "weights; a frozen part needs a fresh optimizer")
+  if c.warm_start_schedule in ("", "restart"):
+    return
+  if c.warm_start_optimizer:
+    raise UserError(f"--warm_start_schedule={c.warm_start_schedule} with "
+                    "--warm_start_optimizer: the source's step already "
+                    "continues its schedule")
+  step, rate = finetune.source_schedule_end(planned.source_dir, planned.path,
+                                            hparams)
+  for name, value in finetune.schedule_overrides(
+      c.warm_start_schedule, step, rate).items():
+    setattr(hparams, name, value)
+  log(f"--warm_start_schedule={c.warm_start_schedule}: the source's last "
+      f"update was step {step:,} at learning rate {rate:.3g}; this run's "
+      f"schedule is {hparams.learning_rate_schedule} x "
+      f"{hparams.learning_rate:.3g}"
+      + (f" from step {hparams.learning_rate_step_offset + 1:,}"
+         if hparams.learning_rate_step_offset else ""))
+
+
 def _training_feed(trainer, restored, dataset_fn, run_dir, log):
   """(the run's ``TrainingFeed``, its ``DataPosition``): one iterator for the
   whole run; a resumed run continues it from the position saved with the
@@ -172,8 +204,10 @@ def _train(config, log):
   """``train`` without the naming of a damaged data shard."""
   c = config
   problem = registry.problem(c.problem).for_data(c.data_dir)
-  hparams = resolve_hparams(c.hparams_set, c.hparams_overrides, c.output_dir,
-                            log)
+  hparams = resolve_hparams(
+      c.hparams_set, c.hparams_overrides, c.output_dir, log,
+      keep_saved=() if c.warm_start_schedule in ("", "restart") else
+      finetune.SCHEDULE_HPARAMS)
   train_steps = c.train_steps or hparams.train_steps
   strategy = make_strategy(c.worker_gpu, c.cpu_devices, c.allow_cpu)
   keras.utils.set_random_seed(c.seed)
@@ -196,6 +230,11 @@ def _train(config, log):
       raise UserError("--warm_start_optimizer with --warm_start_vocab=map: "
                       "the optimizer's moments are per row of the old "
                       "vocabulary; a mapped start takes a fresh optimizer")
+    _plan_finetuning(c, hparams, planned, log)
+  elif not c.warm_start_from and (hparams.finetune_l2 or
+                                  hparams.finetune_freeze):
+    raise UserError("finetune_l2 and finetune_freeze are for fine-tuning: "
+                    "give --warm_start_from (the source run)")
   # The run's own records are read before anything is written.
   read_best_state(os.path.join(c.output_dir, BEST_DIR))
   chief = strategy.extended.should_checkpoint

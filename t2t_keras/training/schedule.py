@@ -113,25 +113,29 @@ class FactorSchedule(keras.optimizers.schedules.LearningRateSchedule):
   """The product of ``schedule``'s factors as a Keras schedule.
 
   Keras passes the optimizer's iteration count, 0 before the first update;
-  the paper's step_num counts from 1, so update k uses step_num = k + 1.
+  the paper's step_num counts from 1, so update k uses step_num = k + 1
+  (+ ``step_offset``: a fine-tuning run that continues its source's
+  schedule).
   """
 
   def __init__(self, schedule, learning_rate, warmup_steps, hidden_size,
-               decay_steps):
+               decay_steps, step_offset=0):
     self.schedule = schedule
+    self.step_offset = int(step_offset)
     self.params = ScheduleParams(float(learning_rate), int(warmup_steps),
                                  int(hidden_size), int(decay_steps))
     self._factors = factors(schedule)
 
   def __call__(self, step):
-    step = ops.cast(step, "float32") + 1.0
+    step = ops.cast(step, "float32") + 1.0 + float(self.step_offset)
     rate = 1.0
     for factor in self._factors:
       rate = rate * factor(step, self.params)
     return ops.cast(rate, "float32")
 
   def get_config(self):
-    return dict(schedule=self.schedule, **dataclasses.asdict(self.params))
+    return dict(schedule=self.schedule, step_offset=self.step_offset,
+                **dataclasses.asdict(self.params))
 
 
 def schedule_from_hparams(hparams, train_steps=None):
@@ -142,4 +146,5 @@ def schedule_from_hparams(hparams, train_steps=None):
            hparams.train_steps)
   return FactorSchedule(hparams.learning_rate_schedule, hparams.learning_rate,
                         hparams.learning_rate_warmup_steps,
-                        hparams.hidden_size, decay)
+                        hparams.hidden_size, decay,
+                        hparams.get("learning_rate_step_offset", 0))

@@ -228,6 +228,9 @@ class Trainer:
     count) over all replicas and applies them; returns their global norm
     (of the unscaled gradients under float16 loss scaling)."""
     grads = _all_reduce_sum(grads)
+    for hook in self.hooks:   # e.g. training.finetune's
+      grads = hook.adjust_gradients(self, grads,
+                                    self.model.trainable_variables)
     norm = tf.linalg.global_norm(grads)
     # Under float16 the gradients are of the scaled loss: report the norm of
     # the true gradients (read the scale before the update changes it).
