@@ -137,7 +137,7 @@ def _sigint_trainer(h):
                  "--save_checkpoints_steps=100000")
 
 
-def _trained_past_40(h, done):
+def trained_past_40(h, done):
   saved = [n for n in os.listdir(in_dir(h, "run")) if n.endswith(".index")
            and int(n[5:-6]) > 40]
   if not saved:
@@ -146,7 +146,7 @@ def _trained_past_40(h, done):
       "no line saying where it resumes"
 
 
-def _refused_run(name, error, *flags):
+def refused_run(name, error, *flags):
   """A trainer case refused in one line before its run folder is made."""
   return dict(kind="bad name", name=f"trainer: {name}", error=error,
               command=lambda h: trainer(h, in_dir(h, "out"), "--train_steps=1",
@@ -208,15 +208,15 @@ CASES = [
                                    "--decode_hparams=beam_size=zero",
                                    f"--decode_from_file={source_file(h)}"),
          error="beam_size"),
-    _refused_run("--hparams=num_heads=0", "num_heads", "--hparams=num_heads=0"),
-    _refused_run("a misspelt hparams set", "transformer_tiny",
+    refused_run("--hparams=num_heads=0", "num_heads", "--hparams=num_heads=0"),
+    refused_run("a misspelt hparams set", "transformer_tiny",
                  "--hparams_set=transformer_tiy"),
-    _refused_run("a misspelt problem", "translate_synthetic",
+    refused_run("a misspelt problem", "translate_synthetic",
                  "--problem=translate_synthetc"),
-    _refused_run("an hparam that does not exist", "no_such",
+    refused_run("an hparam that does not exist", "no_such",
                  "--hparams=no_such=1"),
-    _refused_run("--train_steps=abc", "train_steps", "--train_steps=abc"),
-    _refused_run("a retired hparams set", "transformer_multi30k",
+    refused_run("--train_steps=abc", "train_steps", "--train_steps=abc"),
+    refused_run("a retired hparams set", "transformer_multi30k",
                  "--hparams_set=transformer_multi30k_v4"),
     dict(kind="bad file", name="trainer: a damaged best/best.json",
          setup=_best_damaged, error="best.json is damaged"),
@@ -274,7 +274,7 @@ CASES = [
          setup=_sigint_trainer, exit=130, own_changes=True,
          error="stopped by SIGINT",
          during=lambda h, argv: sigint_at_step_100(h, argv),
-         check=_trained_past_40),
+         check=trained_past_40),
     dict(kind="signal", name="decoder: SIGTERM mid-decode",
          setup=lambda h: (old_output(h), _decode_big(h))[1], exit=143,
          during=signalled(signal.SIGTERM,
