@@ -5,26 +5,10 @@ whose variables are gone."""
 import os
 import shutil
 import signal
-import subprocess
 
-from hostile_steps import (copy_run, decoder, in_dir, source_file, start,
-                           trainer, write_file)
+from hostile_steps import (copy_run, decoder, in_dir, signal_at_step_100,
+                           source_file, trainer, write_file)
 import hostile_cases
-
-
-def _sighup_at_step_100(h, argv):
-  """SIGHUP (a closed terminal) once the trainer logs step 100."""
-  del h
-  process = start(argv)
-  seen = ""
-  for line in process.stdout:
-    seen += line
-    if line.startswith("step 100"):
-      process.send_signal(signal.SIGHUP)
-      break
-  out, err = process.communicate(timeout=300)
-  return subprocess.CompletedProcess(argv, process.returncode, seen + out,
-                                     err)
 
 
 def _decode_setting(setting, error):
@@ -75,5 +59,5 @@ CASES = [
          setup=lambda h: trainer(h, copy_run(h), "--train_steps=100000",
                                  "--save_checkpoints_steps=100000"),
          exit=129, own_changes=True, error="stopped by SIGHUP",
-         during=_sighup_at_step_100, check=hostile_cases.trained_past_40),
+         during=signal_at_step_100(signal.SIGHUP), check=hostile_cases.trained_past_40),
 ]

@@ -127,16 +127,22 @@ def second_while_first(first, lock):
   return during
 
 
-def sigint_at_step_100(h, argv):
-  """SIGINT once the trainer logs step 100 (its log is on stdout)."""
-  del h
-  process = start(argv)
-  seen = ""
-  for line in process.stdout:
-    seen += line
-    if line.startswith("step 100"):
-      process.send_signal(signal.SIGINT)
-      break
-  out, err = process.communicate(timeout=300)
-  return subprocess.CompletedProcess(argv, process.returncode, seen + out,
-                                     err)
+def signal_at_step_100(signum):
+  """Sends ``signum`` once the trainer logs step 100 (its log is on
+  stdout)."""
+  def during(h, argv):
+    del h
+    process = start(argv)
+    seen = ""
+    for line in process.stdout:
+      seen += line
+      if line.startswith("step 100"):
+        process.send_signal(signum)
+        break
+    out, err = process.communicate(timeout=300)
+    return subprocess.CompletedProcess(argv, process.returncode, seen + out,
+                                       err)
+  return during
+
+
+sigint_at_step_100 = signal_at_step_100(signal.SIGINT)
