@@ -11,6 +11,8 @@ Here those become a ``UserError`` naming the file and what to do, and:
 * ``reads``: reads every tensor of a checkpoint without touching a model
   (for choosing a fallback);
 * ``newest_readable``: the newest checkpoint of a directory that reads;
+* ``deleted_by_trainer``: whether one that stopped reading was a running
+  trainer's to delete (no longer listed), or is damaged;
 * ``move_aside``: a bad checkpoint's files to ``RUN/unreadable/`` and out of
   the directory's ``checkpoint`` state file, so it is never picked again;
 * ``state_damaged``, ``rebuild_state``: a ``checkpoint`` state file that
@@ -24,6 +26,7 @@ import glob
 import json
 import os
 import shutil
+import time
 
 import tensorflow as tf
 
@@ -127,6 +130,23 @@ def newest_readable(directory, skip=()):
     if path not in skip and reads(path) is None:
       return path
   return None
+
+
+def deleted_by_trainer(path, directory, wait=2.0):
+  """Whether the checkpoint ``path`` of ``directory`` went because a
+  trainer deleted it (it keeps its last few), not because it is damaged: it
+  is no longer listed. TensorFlow's CheckpointManager deletes the files
+  between two writes of the state file, the first still listing them, so a
+  checkpoint with files missing that is still listed is watched for up to
+  ``wait`` seconds; one whose files are all there is damaged at once."""
+  deadline = time.time() + wait
+  while path in listed(directory):
+    whole = os.path.isfile(path + ".index") and glob.glob(
+        glob.escape(path) + ".data-*")
+    if whole or time.time() > deadline:
+      return False
+    time.sleep(0.1)
+  return True
 
 
 def move_aside(path, run_dir):

@@ -394,3 +394,22 @@ def test_a_latest_checkpoint_deleted_before_it_is_read_gives_way(
   assert logged[0].startswith(f"{chosen} was deleted while it was read")
   assert logged[-1] == (f"averaged {os.path.basename(paths[-3])}, "
                         f"{os.path.basename(paths[-2])} into {averaged}")
+
+
+def test_a_checkpoint_the_trainer_is_sweeping_counts_as_deleted(run_copy):
+  """TensorFlow's CheckpointManager deletes old files between two writes of
+  the state file, the first still listing them: files gone and still
+  listed is watched until the state drops it; whole files are damage."""
+  import threading  # pylint: disable=g-import-not-at-top
+  _, out = run_copy
+  paths = checkpoint_io.listed(out)
+  assert not checkpoint_io.deleted_by_trainer(paths[-1], out, wait=0.3)
+  for name in checkpoint_io.files_of(paths[0]):
+    os.remove(name)
+  assert not checkpoint_io.deleted_by_trainer(paths[0], out, wait=0.3)
+  later = threading.Timer(0.3, checkpoint_io.move_aside, (paths[0], out))
+  later.start()
+  try:
+    assert checkpoint_io.deleted_by_trainer(paths[0], out, wait=5.0)
+  finally:
+    later.join()

@@ -137,7 +137,8 @@ def restore_newest(objects, path, directory=None, log=None):
     try:
       return checkpoint_io.restore(tf.train.Checkpoint(**objects), path), path
     except checkpoint_io.UnreadableCheckpoint as e:
-      if directory is None or path in checkpoint_io.listed(directory):
+      if directory is None or not checkpoint_io.deleted_by_trainer(
+          path, directory):
         raise _fallback_hint(e, path) from None
       newer = checkpoint_io.newest_readable(directory)
       if newer is None:

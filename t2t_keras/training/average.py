@@ -28,7 +28,7 @@ def average_checkpoints(model_dir, output_dir=None, n=5, log=log_line,
       average_into(model, paths)
       break
     except checkpoint_io.UnreadableCheckpoint as e:
-      if e.path in checkpoint_io.listed(model_dir):   # damaged, not deleted
+      if not checkpoint_io.deleted_by_trainer(e.path, model_dir):   # damaged
         after = len(paths) - 1 - paths.index(e.path)
         raise UserError(f"{e}; " + (
             f"--n={after} averages the {after} checkpoint(s) after it"
