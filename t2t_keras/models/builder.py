@@ -172,7 +172,11 @@ def load_model_from_dir(model_dir, checkpoint_path=None,
   path = checkpoint_path or model_dir
   chosen_in = path if os.path.isdir(path) else None
   if os.path.isdir(path):
-    latest = tf.train.latest_checkpoint(path)
+    # (A trainer saving beside us can make TensorFlow's answer None for an
+    # instant: the newest listed checkpoint that reads is then taken.)
+    latest = tf.train.latest_checkpoint(path) or (
+        not checkpoint_io.state_damaged(path) and checkpoint_io.listed(path)
+        and checkpoint_io.newest_readable(path))
     if not latest and checkpoint_io.state_damaged(path):
       found = checkpoint_io.found(path)
       raise UserError(
