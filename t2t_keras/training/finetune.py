@@ -169,3 +169,31 @@ def source_schedule_end(source_dir, checkpoint_path, like):
   step = step_of(checkpoint_path)
   rate = schedule_from_hparams(hparams, train_steps)(max(step - 1, 0))
   return step, float(rate)
+
+
+def plan(c, hparams, planned, log):
+  """A new warm-started run's fine-tuning settings (``c``, a RunConfig;
+  ``planned``, its ``warm_start.WarmStartPlan``), checked, and
+  ``--warm_start_schedule`` turned into the hparams (recorded in
+  hparams.json) that give its schedule."""
+  if hparams.finetune_freeze and c.warm_start_optimizer:
+    raise UserError("finetune_freeze with --warm_start_optimizer: the "
+                    "source's Adam moments would still move the frozen "
+                    "weights; a frozen part needs a fresh optimizer")
+  if c.warm_start_schedule in ("", "restart"):
+    return
+  if c.warm_start_optimizer:
+    raise UserError(f"--warm_start_schedule={c.warm_start_schedule} with "
+                    "--warm_start_optimizer: the source's step already "
+                    "continues its schedule")
+  step, rate = source_schedule_end(planned.source_dir, planned.path,
+                                            hparams)
+  for name, value in schedule_overrides(
+      c.warm_start_schedule, step, rate).items():
+    setattr(hparams, name, value)
+  log(f"--warm_start_schedule={c.warm_start_schedule}: the source's last "
+      f"update was step {step:,} at learning rate {rate:.3g}; this run's "
+      f"schedule is {hparams.learning_rate_schedule} x "
+      f"{hparams.learning_rate:.3g}"
+      + (f" from step {hparams.learning_rate_step_offset + 1:,}"
+         if hparams.learning_rate_step_offset else ""))

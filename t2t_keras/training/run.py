@@ -126,33 +126,6 @@ def report_long_examples(problem, data_dir, max_length, log):
       log(line)
 
 
-def _plan_finetuning(c, hparams, planned, log):
-  """A new warm-started run's fine-tuning settings, checked, and
-  ``--warm_start_schedule`` turned into the hparams (recorded in
-  hparams.json) that give its schedule."""
-  if hparams.finetune_freeze and c.warm_start_optimizer:
-    raise UserError("finetune_freeze with --warm_start_optimizer: the "
-                    "source's Adam moments would still move the frozen "
-                    "weights; a frozen part needs a fresh optimizer")
-  if c.warm_start_schedule in ("", "restart"):
-    return
-  if c.warm_start_optimizer:
-    raise UserError(f"--warm_start_schedule={c.warm_start_schedule} with "
-                    "--warm_start_optimizer: the source's step already "
-                    "continues its schedule")
-  step, rate = finetune.source_schedule_end(planned.source_dir, planned.path,
-                                            hparams)
-  for name, value in finetune.schedule_overrides(
-      c.warm_start_schedule, step, rate).items():
-    setattr(hparams, name, value)
-  log(f"--warm_start_schedule={c.warm_start_schedule}: the source's last "
-      f"update was step {step:,} at learning rate {rate:.3g}; this run's "
-      f"schedule is {hparams.learning_rate_schedule} x "
-      f"{hparams.learning_rate:.3g}"
-      + (f" from step {hparams.learning_rate_step_offset + 1:,}"
-         if hparams.learning_rate_step_offset else ""))
-
-
 def _training_feed(trainer, restored, dataset_fn, run_dir, log):
   """(the run's ``TrainingFeed``, its ``DataPosition``): one iterator for the
   whole run; a resumed run continues it from the position saved with the
@@ -230,7 +203,7 @@ def _train(config, log):
       raise UserError("--warm_start_optimizer with --warm_start_vocab=map: "
                       "the optimizer's moments are per row of the old "
                       "vocabulary; a mapped start takes a fresh optimizer")
-    _plan_finetuning(c, hparams, planned, log)
+    finetune.plan(c, hparams, planned, log)
   elif not c.warm_start_from and (hparams.finetune_l2 or
                                   hparams.finetune_freeze):
     raise UserError("finetune_l2 and finetune_freeze are for fine-tuning: "
