@@ -85,10 +85,10 @@ def check(values, ranges, where):
                       f"{name} {describe(bounds)}")
 
 
-def check_overrides(overrides, ranges, where):
-  """``check`` on the numbers of an ``a=1,b=0.2`` string as written (before
-  the hparams that parse it exist); a part that is not ``name=number`` is
-  left to the parser, which names it."""
+def _numbers(overrides):
+  """{name: int or float} of the ``name=number`` parts of an ``a=1,b=0.2``
+  string as written; other parts are left to the parser, which names
+  them."""
   values = {}
   for part in (overrides or "").split(","):
     name, _, text = part.partition("=")
@@ -98,28 +98,30 @@ def check_overrides(overrides, ranges, where):
         break
       except ValueError:
         continue
-  check(values, ranges, where)
+  return values
+
+
+def check_overrides(overrides, ranges, where):
+  """``check`` on the numbers of an ``a=1,b=0.2`` string (before the
+  hparams that parse it exist)."""
+  check(_numbers(overrides), ranges, where)
 
 
 def check_beam(overrides, run_dir):
   """A ``beam_size`` in the decode ``overrides`` wider than the target
   vocabulary of the run in ``run_dir`` (from its model.json, when there
   is one) is a one-line ``UserError``: a beam holds distinct pieces."""
-  beams = {}
-  for part in (overrides or "").split(","):
-    name, _, text = part.partition("=")
-    if name.strip() == "beam_size" and text.strip().isdigit():
-      beams["beam_size"] = int(text)
+  beam = _numbers(overrides).get("beam_size")
   spec = os.path.join(run_dir or "", "model.json")
-  if not beams or not run_dir or not os.path.isfile(spec):
+  if not isinstance(beam, int) or not run_dir or not os.path.isfile(spec):
     return
   try:
     with open(spec, encoding="utf-8") as f:
       vocab = int(json.load(f)["target_vocab_size"])
   except (OSError, ValueError, KeyError, TypeError):
     return   # the command's own load names a damaged model.json
-  if beams["beam_size"] > vocab:
-    raise UserError(f"--decode_hparams: beam_size={beams['beam_size']} is "
+  if beam > vocab:
+    raise UserError(f"--decode_hparams: beam_size={beam} is "
                     f"out of range: expected beam_size in [1, {vocab}], the "
                     f"target vocabulary of {run_dir}")
 

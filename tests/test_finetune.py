@@ -31,6 +31,16 @@ def _values(variables):
   return {v.path: np.array(v.numpy()) for v in variables}
 
 
+def _weights_at(trainer, data, *steps):
+  """The trainable weights (path -> array) now and after ``fit`` to each
+  of ``steps``."""
+  seen = [_values(trainer.model.trainable_variables)]
+  for step in steps:
+    trainer.fit(data, step, log_every=step, log=lambda _: None)
+    seen.append(_values(trainer.model.trainable_variables))
+  return seen
+
+
 def test_l2_toward_the_source_is_zero_at_the_start_and_pulls_back():
   trainer, _ = _trainer(",finetune_l2=0.25,optimizer=sgd")
   hook = [h for h in trainer.hooks if isinstance(h, SourceL2Hook)]
@@ -50,10 +60,7 @@ def test_l2_toward_the_source_is_zero_at_the_start_and_pulls_back():
 
 def test_a_frozen_part_is_bit_identical_after_training():
   trainer, data = _trainer(",finetune_freeze=embeddings+encoder")
-  variables = trainer.model.trainable_variables
-  before = _values(variables)
-  trainer.fit(data, 5, log_every=5, log=lambda _: None)
-  after = _values(variables)
+  before, after = _weights_at(trainer, data, 5)
   held = [p for p in before if "_embedding/" in p or "/encoder/" in p]
   moved = [p for p in before if "/decoder/" in p]
   assert held and moved
@@ -64,12 +71,7 @@ def test_a_frozen_part_is_bit_identical_after_training():
 
 def test_freezing_for_the_first_steps_only():
   trainer, data = _trainer(",finetune_freeze=decoder,finetune_freeze_steps=3")
-  variables = trainer.model.trainable_variables
-  start = _values(variables)
-  trainer.fit(data, 3, log_every=3, log=lambda _: None)
-  third = _values(variables)
-  trainer.fit(data, 5, log_every=5, log=lambda _: None)
-  fifth = _values(variables)
+  start, third, fifth = _weights_at(trainer, data, 3, 5)
   decoder = [p for p in start if "/decoder/" in p]
   assert all(np.array_equal(start[p], third[p]) for p in decoder)
   assert all(np.any(third[p] != fifth[p]) for p in decoder)

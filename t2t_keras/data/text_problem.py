@@ -28,8 +28,6 @@ from t2t_keras.logs import log_line
 DEFAULT_BYTE_BUDGET = 1_000_000
 SHARDS = {"train": 10, "dev": 1, "test": 1}
 
-
-
 # Training text read to say how well a kept vocabulary spells it.
 SPELLING_SAMPLE_BYTES = 500_000
 
@@ -47,6 +45,7 @@ def spelling_report(vocab, lines, most=3):
     return "no training words to measure it on"
   return (f"it spells {100 * short / total:.1f}% of {total:,} training word "
           f"occurrences in at most {most} pieces")
+
 
 class Text2TextProblem(Problem):
   """Base of translation-like problems with one shared vocabulary.

@@ -17,8 +17,8 @@ The rule: on when Keras runs on TensorFlow and no GPU is visible, the only
 place they were measured to help (2-core CPUs); off under JAX and on GPUs,
 where they were never measured, except fused_adam: ResourceApplyAdam has
 GPU kernels and computes Keras's Adam update (tested against it), and
-replaces about ten elementwise ops a variable by one wherever it runs. ``T2T_KERAS_KERNELS=0`` turns them off,
-``=1`` on. Keras's private API is used from this directory only, against
+replaces about ten elementwise ops a variable by one wherever it runs.
+``T2T_KERAS_KERNELS=0`` turns them off, ``=1`` on. Keras's private API is used from this directory only, against
 the Keras versions ``requirements.txt`` pins.
 """
 

@@ -125,9 +125,10 @@ def _fallback_hint(error, path):
 def restore_newest(objects, path, directory=None, log=None):
   """Restores ``path`` into ``tf.train.Checkpoint(**objects)`` (a fresh one
   each try: a failed restore leaves deferred reads of its file behind);
-  returns (status, the path restored). When ``path`` was chosen as ``directory``'s latest and a
-  trainer deleted it before or while it was read (it is no longer listed:
-  the trainer keeps its last few), the newest checkpoint of ``directory``
+  returns (status, the path restored). When ``path`` was chosen as
+  ``directory``'s latest and a trainer deleted it before or while it was
+  read (``checkpoint_io.deleted_by_trainer``), the newest checkpoint of
+  ``directory``
   that reads is restored instead, and ``log`` says so. A checkpoint that
   is still listed and does not read is a one-line ``UserError`` naming the
   newest one that does (to pass as --checkpoint_path)."""

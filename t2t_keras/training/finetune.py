@@ -11,11 +11,11 @@ the schedule a warm start continues.
   update, after the replicas' gradients are summed. The loss it adds to is
   the mean per target token, so ``finetune_l2`` is per token.
 - ``finetune_freeze`` = "embeddings", "encoder", "decoder" (or several
-  joined by "+", e.g. "embeddings+encoder"; a comma would end the hparam): those weights get no gradient for the first
-  ``finetune_freeze_steps`` updates (0: the whole run). With a fresh Adam
-  their moments stay 0, so they stay bit for bit what the source had.
-  "embeddings" is the embeddings and the pre-softmax weights, shared or
-  not.
+  joined by "+", e.g. "embeddings+encoder"; a comma would end the hparam):
+  those weights get no gradient for the first ``finetune_freeze_steps``
+  updates (0: the whole run). With a fresh Adam their moments stay 0, so
+  they stay bit for bit what the source had. "embeddings" is the
+  embeddings and the pre-softmax weights, shared or not.
 - ``warm_start_schedule`` (t2t-trainer's ``--warm_start_schedule``):
   "restart" (the hparams' schedule from step 1, warm-up again), "continue"
   (the schedule goes on from the source's last step: no second warm-up),
