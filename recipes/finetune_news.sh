@@ -1,15 +1,31 @@
 #!/bin/bash
-# Fine-tuning in miniature: the Multi30k model (recipes/multi30k.sh) moved
-# to news with t2t-trainer --warm_start_from --warm_start_vocab=map, on the
-# 10,000 WMT news pairs of SHARED_DATA/wmt_train_sample, newstest2013 as
-# dev. The news sample is Moses-tokenized: it is detokenized (sacremoses)
-# first, so that the model learns plain text. One vocabulary is built over
-# both domains (news and Multi30k's training text) and the source model's
-# rows are mapped onto it. Two fine-tunings start from the source model:
-# news only, and news mixed with the Multi30k pairs by weight (MIX, the
-# news share, default 0.5) against forgetting. Prints newstest2013 and
-# Multi30k val (sacreBLEU's BLEU and chrF) for the source model and both
-# fine-tunings, and the wall time.
+# Fine-tuning in miniature, method by method: the Multi30k model
+# (recipes/multi30k.sh) moved to news with t2t-trainer --warm_start_from,
+# on the 10,000 WMT news pairs of SHARED_DATA/wmt_train_sample. The news
+# sample is Moses-tokenized: it is detokenized (sacremoses) first, so that
+# the model learns plain text. newstest2013 is split in two: its first half
+# is the dev set (the best checkpoint, and the choice between settings
+# with Multi30k val), its second half is only scored. Each row of ROWS is
+# one fine-tuning of STEPS steps from the source (docs/training.md says
+# what each setting does):
+#   news            news alone, a vocabulary over both domains (--warm_start_
+#                   vocab=map), the paper's schedule restarted (HPARAMS)
+#   mixed           news mixed with the Multi30k pairs by weight (MIX, the
+#                   news share, default 0.5), otherwise as news
+#   mixed_continue  mixed, --warm_start_schedule=continue
+#   mixed_constant  mixed, --warm_start_schedule=constant=0.5
+#   mixed_l2        mixed, finetune_l2=L2 (default 0.01)
+#   mixed_freeze    mixed, finetune_freeze=embeddings for the first 200 steps
+#   kept_mixed      mixed with the source's own vocabulary kept
+#   chosen          the setting CHOSEN gives, as "DATA SCHEDULE HPARAMS"
+#                   (DATA: news, mixed or kept_mixed)
+# Prints one table (recipes/finetune_table.py): newstest2013's second half
+# and Multi30k val (sacreBLEU's BLEU and chrF) for the source and each row,
+# whether the row keeps Multi30k val within 1.0 BLEU of the source while
+# gaining 80% of news alone's chrF, the Multi30k test2016 figure of the
+# chosen row (the last row), and the wall time. A row whose translations
+# exist is not run again: the same command with more ROWS adds rows to the
+# same run.
 #
 #   bash recipes/finetune_news.sh [SOURCE_RUN] [SHARED_DATA] [DATA_DIR] \
 #       [RUN_DIR]
@@ -17,10 +33,10 @@
 # SOURCE_RUN is the Multi30k run (default /tmp/t2t_train/multi30k; its avg/
 # checkpoint is the start; a source trained pre-norm is fine-tuned
 # pre-norm); SHARED_DATA holds wmt_train_sample/, wmt14/newstest2013.* and
-# multi30k/{train,val}.* (default ../shared/data). Each run's best
-# checkpoint by dev BLEU (newstest2013's first EVAL_LINES lines) is
+# multi30k/{train,val,test_2016_flickr}.* (default ../shared/data). Each
+# run's best checkpoint by dev BLEU (the first EVAL_LINES dev lines) is
 # decoded. STEPS (per fine-tuning), EVAL_EVERY, EVAL_LINES, VOCAB, MIX,
-# SEED and HPARAMS (extra overrides) scale it down, as the test does.
+# L2, SEED and HPARAMS (extra overrides) scale it down, as the test does.
 set -euo pipefail
 SOURCE=${1:-/tmp/t2t_train/multi30k}
 SHARED=${2:-../shared/data}
@@ -31,10 +47,15 @@ EVAL_EVERY=${EVAL_EVERY:-100}
 EVAL_LINES=${EVAL_LINES:-500}
 VOCAB=${VOCAB:-8000}
 MIX=${MIX:-0.5}
+L2=${L2:-0.01}
 SEED=${SEED:-1234}
-# The paper's schedule restarted with a short warm-up, scaled to the source
-# run's peak learning rate (0.3 x 256^-0.5 x 100^-0.5 = 0.0019 at step 100).
-HPARAMS=${HPARAMS:-learning_rate=0.3,learning_rate_warmup_steps=100}
+ROWS=${ROWS:-news mixed mixed_continue mixed_constant mixed_l2 mixed_freeze kept_mixed}
+CHOSEN=${CHOSEN:-}
+HPARAMS=${HPARAMS:-}
+# The restarted schedule (rows without --warm_start_schedule): the paper's
+# with a short warm-up, scaled to the source run's peak learning rate
+# (0.3 x 256^-0.5 x 100^-0.5 = 0.0019 at step 100).
+RESTART=${RESTART:-learning_rate=0.3,learning_rate_warmup_steps=100}
 PROBLEM=translate_ende
 # What the source run recorded: its norm position (a warm start needs the
 # same weights) and its data directory (the decoder reads its vocabulary).
@@ -50,16 +71,15 @@ try:
 except Exception:
   print("- -")' "$SOURCE" 2>/dev/null)
 if [ "$NORM" = pre ]; then HPARAMS="norm_position=pre${HPARAMS:+,$HPARAMS}"; fi
+join() { local IFS=,; echo "$*" | sed 's/^,*//; s/,*$//; s/,,*/,/g'; }
 
 step() { echo; echo "\$ $*"; "$@"; }
-score() {   # score NAME TRANSLATION REFERENCE: BLEU and chrF
-  echo "$1:"
-  t2t-bleu --translation="$2" --reference="$3" --metrics=bleu,chrf --tokenized_lang=
-}
 
 mkdir -p "$DATA/raw" "$RUN/source"
 echo "\$ detokenize the news sample (sacremoses) into $DATA/raw/news.{en,de};" \
-  "Multi30k train as m30k.{en,de}; newstest2013 as dev"
+  "Multi30k train as m30k.{en,de}; newstest2013's first half as dev"
+NEWS=$SHARED/wmt14/newstest2013
+HALF=$(( $(wc -l < "$NEWS.en") / 2 ))
 for lang in en de; do
   python3 -c '
 import sys
@@ -70,51 +90,99 @@ for line in sys.stdin:
     < "$SHARED/wmt_train_sample/wmt15_ende_10k.tok.$lang" \
     > "$DATA/raw/news.$lang"
   cp "$SHARED/multi30k/train.$lang" "$DATA/raw/m30k.$lang"
-  cp "$SHARED/wmt14/newstest2013.$lang" "$DATA/raw/dev.$lang"
+  head -n "$HALF" "$NEWS.$lang" > "$DATA/raw/dev.$lang"
 done
 REST=$(awk -v m="$MIX" 'BEGIN { print 1 - m }')
-step t2t-datagen --problem=$PROBLEM --data_dir="$DATA/mixed" \
-  --raw_data_dir="$DATA/raw" --vocab_size="$VOCAB" \
-  --raw_prefixes="train=news:$MIX,m30k:$REST,dev=dev"
-mkdir -p "$DATA/news"
+datagen() {   # datagen DIR PREFIXES [VOCAB_SIZE]
+  if [ ! -f "$DATA/$1/$PROBLEM.shards.json" ]; then
+    step t2t-datagen --problem=$PROBLEM --data_dir="$DATA/$1" \
+      --raw_data_dir="$DATA/raw" --vocab_size="${3:-$VOCAB}" \
+      --raw_prefixes="$2"
+  fi
+}
+datagen mixed "train=news:$MIX,m30k:$REST,dev=dev"
+mkdir -p "$DATA/news" "$DATA/kept_mixed"
 cp "$DATA/mixed/vocab.$PROBLEM.$VOCAB.model" "$DATA/news/"
-step t2t-datagen --problem=$PROBLEM --data_dir="$DATA/news" \
-  --raw_data_dir="$DATA/raw" --vocab_size="$VOCAB" \
-  --raw_prefixes="train=news,dev=dev"
+datagen news "train=news,dev=dev"
+# The source's own vocabulary, kept: datagen says how well it spells news.
+KEPT=$(ls "$SOURCE_DATA"/vocab.$PROBLEM.*.model | head -n 1)
+cp "$KEPT" "$DATA/kept_mixed/"
+KEPT_SIZE=${KEPT##*.$PROBLEM.}
+datagen kept_mixed "train=news:$MIX,m30k:$REST,dev=dev" "${KEPT_SIZE%.model}"
 
 decode() {   # decode DATA RUN CHECKPOINT INPUT OUTPUT (beam 4, alpha 0.6)
-  step t2t-decoder --problem=$PROBLEM --data_dir="$1" --output_dir="$2" \
-    --checkpoint_path="$3" --decode_from_file="$4" --decode_to_file="$5"
+  if [ ! -s "$5" ]; then
+    step t2t-decoder --problem=$PROBLEM --data_dir="$1" --output_dir="$2" \
+      --checkpoint_path="$3" --decode_from_file="$4" --decode_to_file="$5"
+  fi
 }
-NEWS=$SHARED/wmt14/newstest2013
 VAL=$SHARED/multi30k/val
+TEST=$SHARED/multi30k/test_2016_flickr
 decode "$SOURCE_DATA" "$SOURCE" "$SOURCE/avg" "$NEWS.en" "$RUN/source/newstest2013.de"
 decode "$SOURCE_DATA" "$SOURCE" "$SOURCE/avg" "$VAL.en" "$RUN/source/multi30k_val.de"
 
+# settings ROW: the row's DATA dir, vocabulary mode, schedule, hparams and
+# description.
+settings() {
+  KIND=mixed; VOCAB_MODE=map; SCHEDULE=restart; EXTRA=; ABOUT=
+  case $1 in
+    news) KIND=news; ABOUT="news alone, schedule restarted" ;;
+    mixed) ABOUT="news:$MIX + Multi30k:$REST, schedule restarted" ;;
+    mixed_continue) SCHEDULE=continue; ABOUT="mixed, schedule continued" ;;
+    mixed_constant) SCHEDULE=constant=0.5
+      ABOUT="mixed, constant rate 0.5 x the source's last" ;;
+    mixed_l2) EXTRA=finetune_l2=$L2; ABOUT="mixed, finetune_l2=$L2" ;;
+    mixed_freeze) EXTRA=finetune_freeze=embeddings,finetune_freeze_steps=200
+      ABOUT="mixed, embeddings frozen 200 steps" ;;
+    kept_mixed) KIND=kept_mixed; VOCAB_MODE=same
+      ABOUT="mixed, the source's vocabulary kept" ;;
+    chosen) read -r KIND SCHEDULE EXTRA <<< "$CHOSEN"
+      case $KIND in news|mixed|kept_mixed) ;; *)
+        echo "error: CHOSEN='$CHOSEN': expected 'DATA SCHEDULE HPARAMS'" \
+          "with DATA one of news, mixed, kept_mixed" >&2; exit 2 ;; esac
+      if [ "$KIND" = kept_mixed ]; then VOCAB_MODE=same; fi
+      ABOUT="$KIND, $SCHEDULE${EXTRA:+, $EXTRA}" ;;
+    *) echo "error: ROWS: unknown row $1; expected news, mixed," \
+         "mixed_continue, mixed_constant, mixed_l2, mixed_freeze," \
+         "kept_mixed or chosen" >&2; exit 2 ;;
+  esac
+  if [ "$SCHEDULE" = restart ]; then EXTRA=$(join "$RESTART" "$EXTRA"); fi
+}
+for row in $ROWS; do settings "$row"; done   # every name checked first
+
 START=$(date +%s)
-for kind in news mixed; do
-  step t2t-trainer --problem=$PROBLEM --data_dir="$DATA/$kind" \
-    --output_dir="$RUN/$kind" --hparams_set=transformer_multi30k \
-    --hparams="$HPARAMS" --warm_start_from="$SOURCE/avg" \
-    --warm_start_vocab=map --train_steps="$STEPS" \
-    --local_eval_frequency="$EVAL_EVERY" --eval_bleu_lines="$EVAL_LINES" \
-    --save_checkpoints_steps="$EVAL_EVERY" --random_seed="$SEED"
+DESCRIBED="source=the Multi30k model, not fine-tuned"
+LAST=
+for row in $ROWS; do
+  settings "$row"
+  DESCRIBED="$DESCRIBED;$row=$ABOUT"
+  LAST=$row
+  if [ ! -s "$RUN/$row/multi30k_val.de" ]; then
+    step t2t-trainer --problem=$PROBLEM --data_dir="$DATA/$KIND" \
+      --output_dir="$RUN/$row" --hparams_set=transformer_multi30k \
+      --hparams="$(join "$HPARAMS" "$EXTRA")" --warm_start_from="$SOURCE/avg" \
+      --warm_start_vocab=$VOCAB_MODE --warm_start_schedule=$SCHEDULE \
+      --train_steps="$STEPS" --local_eval_frequency="$EVAL_EVERY" \
+      --eval_bleu_lines="$EVAL_LINES" --save_checkpoints_steps="$EVAL_EVERY" \
+      --random_seed="$SEED"
+  fi
+  decode "$DATA/$KIND" "$RUN/$row" "$RUN/$row/best" "$NEWS.en" \
+    "$RUN/$row/newstest2013.de"
+  decode "$DATA/$KIND" "$RUN/$row" "$RUN/$row/best" "$VAL.en" \
+    "$RUN/$row/multi30k_val.de"
 done
 TRAINED=$(( $(date +%s) - START ))
-for kind in news mixed; do
-  decode "$DATA/$kind" "$RUN/$kind" "$RUN/$kind/best" "$NEWS.en" \
-    "$RUN/$kind/newstest2013.de"
-  decode "$DATA/$kind" "$RUN/$kind" "$RUN/$kind/best" "$VAL.en" \
-    "$RUN/$kind/multi30k_val.de"
-done
+settings "$LAST"
+decode "$DATA/$KIND" "$RUN/$LAST" "$RUN/$LAST/best" "$TEST.en" \
+  "$RUN/$LAST/test_2016_flickr.de"
+decode "$SOURCE_DATA" "$SOURCE" "$SOURCE/avg" "$TEST.en" \
+  "$RUN/source/test_2016_flickr.de"
 
 echo
-for kind in source news mixed; do
-  score "newstest2013, $kind" "$RUN/$kind/newstest2013.de" "$NEWS.de"
-done
-for kind in source news mixed; do
-  score "Multi30k val, $kind" "$RUN/$kind/multi30k_val.de" "$VAL.de"
-done
+python3 "$(dirname "$0")/finetune_table.py" "$RUN" source $ROWS \
+  --news="$NEWS" --val="$VAL" --chosen="$LAST" --test="$TEST" \
+  --descriptions="$DESCRIBED"
 echo
 echo "fine-tuning wall time: $((TRAINED / 60)) min $((TRAINED % 60)) s" \
-  "(both t2t-trainer runs, including their dev evaluations)"
+  "(the rows run by this command: t2t-trainer with its dev evaluations," \
+  "and their decoding)"
