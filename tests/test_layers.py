@@ -96,10 +96,13 @@ def test_multi_head_attention_cache_matches_full_pass():
   layer = layers.MultiHeadAttention(num_heads=2, key_size=4, value_size=3)
   x = np.random.RandomState(2).randn(2, 5, 8).astype("float32")
   full = ops.convert_to_numpy(layer(x, bias=masks.causal_bias(5)))
-  cache = layer.empty_cache(2)
+  cache = layer.empty_cache(2, 7)
   for t in range(5):
     out, cache = layer(x[:, t:t + 1], cache=cache, step=t)
-    assert tuple(cache["key"].shape) == (2, 2, t + 1, 4)
+    assert tuple(cache["key"].shape) == (2, 2, 7, 4)   # fixed: max_length
+    assert tuple(cache["value"].shape) == (2, 2, 7, 3)
+    written = ops.convert_to_numpy(cache["key"])
+    assert not written[:, :, t + 1:].any() and written[:, :, t].any()
     np.testing.assert_allclose(ops.convert_to_numpy(out)[:, 0], full[:, t],
                                atol=1e-5)
 

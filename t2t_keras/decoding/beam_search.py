@@ -26,9 +26,9 @@ from t2t_keras import registry
 from t2t_keras.decoding.search import Search
 from t2t_keras.decoding.steps import (ALPHA, BEAM_SIZE, EXTRA_LENGTH,
                                       constrained_limits, hypothesis_score,
-                                      length_penalty,
+                                      length_penalty, output_length,
                                       per_hypothesis_state, search_loop,
-                                      step_best)
+                                      step_best, write_column)
 from t2t_keras.ids import EOS_ID
 from t2t_keras.kernels.weights_once import reading_weights_once
 from t2t_keras.layers.masks import NEG_INF
@@ -54,7 +54,7 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
   batch, beam = tf.shape(inputs)[0], beam_size
   limits, allowed = constrained_limits(inputs, extra_length, beam,
                                         constraint)        # [batch*beam]
-  max_length = tf.reduce_max(limits)
+  max_length = output_length(inputs, extra_length, constraint)
   state = per_hypothesis_state(model.encode(inputs), beam)
   cache = model.init_cache(state, max_length)
   sentence_limits = limits[::beam]                                 # [batch]
@@ -64,10 +64,6 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
     return length_reward * tf.cast(length, tf.float32)
 
   most_reward = reward(sentence_limits)
-
-  def write(sequences, step, tokens):
-    here = tf.equal(tf.range(max_length), step)[None, None, :]
-    return tf.where(here, tokens[:, :, None], sequences)
 
   def body(step, alive_seq, alive_logp, fin_seq, fin_score, allowed, cache):
     previous = tf.reshape(
@@ -84,8 +80,8 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
     top_beam = top_index // per_row
     top_token = tf.gather(tf.reshape(tokens, [batch, beam * per_row]),
                           top_index, batch_dims=1)
-    top_seq = write(tf.gather(alive_seq, top_beam, batch_dims=1), step,
-                    top_token)
+    top_seq = write_column(tf.gather(alive_seq, top_beam, batch_dims=1),
+                           step, top_token)
     is_eos = tf.equal(top_token, EOS_ID)
     # Alive: the best K that did not end.
     alive_rank = top_logp + tf.where(is_eos, NEG_INF, 0.0)

@@ -50,6 +50,12 @@ class Constraint:
     del state
     return None
 
+  def length_bound(self, inputs):
+    """A scalar int at least every ``min_limits``, computed from shapes
+    only (XLA takes it as a constant), or None where ``min_limits`` is."""
+    del inputs
+    return None
+
 
 def per_hypothesis(tensor, hypotheses):
   """Each row of ``tensor`` repeated ``hypotheses`` times (beam order)."""
@@ -134,6 +140,10 @@ class PrefixConstraint(Constraint):
 
   def min_limits(self, state):
     return state["length"] + 1
+
+  def length_bound(self, inputs):
+    del inputs
+    return tf.shape(self.prefixes)[1]   # the longest prefix + 1
 
 
 def step_masks(constraint, inputs, targets, vocab, limits):

@@ -33,12 +33,14 @@ class Decoder(Backend):
       an output (counted in ``stats.repaired``).
     whole_words: a target prefix is whole words (the output goes on with a
       new word after it); False: its last word may go on.
+    xla: compile the search with XLA (``tf.function(jit_compile=True)``):
+      one compiled program a batch shape, the same outputs.
   """
   prefix_kind = "ids"
 
   def __init__(self, model, vocab, hparams, postprocess=None,
                target_vocab=None, constraint=None, repaired=None,
-               whole_words=True):
+               whole_words=True, xla=False):
     super().__init__()
     self.model, self.vocab, self.hparams = model, vocab, hparams
     self.target_vocab = target_vocab or vocab
@@ -46,13 +48,14 @@ class Decoder(Backend):
     self.constraint = constraint
     search = search_function(model, hparams)
     ids = tf.TensorSpec([None, None], tf.int32)
+    compiled = dict(input_signature=[ids], autograph=False, jit_compile=xla)
     self._search = tf.function(lambda inputs: search(inputs, constraint),
-                               input_signature=[ids], autograph=False)
+                               **compiled)
     self._search_prefixed = tf.function(
         lambda inputs, prefixes: search(inputs, PrefixConstraint(
             prefixes, word_starts_of(self.target_vocab) if whole_words
             else None)),
-        input_signature=[ids, ids], autograph=False)
+        **dict(compiled, input_signature=[ids, ids]))
 
   def prepare(self, line):
     """(source ids of ``line`` with EOS, cut to ``max_input_length``;

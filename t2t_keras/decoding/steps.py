@@ -54,6 +54,23 @@ def constrained_limits(inputs, extra_length, hypotheses, constraint):
   return (limits if needed is None else tf.maximum(limits, needed)), state
 
 
+def output_length(inputs, extra_length, constraint=None):
+  """The longest output a batch can have, EOS included, from shapes only
+  (a constant under XLA): the padded input length + ``extra_length``,
+  raised to the constraint's ``length_bound``. It sizes the decoding cache
+  and the output ids; each sentence still stops at its own limit."""
+  longest = tf.shape(inputs)[1] + extra_length
+  bound = None if constraint is None else constraint.length_bound(inputs)
+  return longest if bound is None else tf.maximum(longest, bound)
+
+
+def write_column(sequences, step, tokens):
+  """``sequences`` int32 [..., max_length] with ``tokens`` [...] written at
+  position ``step``: same shape (a select, as XLA and TF Serving take)."""
+  here = tf.equal(tf.range(tf.shape(sequences)[-1]), step)
+  return tf.where(here, tokens[..., None], sequences)
+
+
 def _invariant(t, free):
   """The shape of loop variable ``t`` with its first ``free`` axes free."""
   if isinstance(t, tf.TensorArray):
@@ -65,14 +82,11 @@ def _invariant(t, free):
 
 def search_loop(cond, body, start):
   """tf.while_loop over ``start`` whose last element is the model's cache.
-  Every cache tensor may change size along all axes but its last (the
-  contract of ``models.base``: self-attention caches grow a step at a
-  time); the other loop variables keep their shapes but the batch axis
-  (the model's ops need not keep it static)."""
+  Every loop variable, the cache's tensors included, keeps its shape (the
+  contract of ``models.base``) but the batch axis (the model's ops need
+  not keep it static)."""
   invariants = tuple(tf.nest.map_structure(lambda t: _invariant(t, 1), x)
-                     for x in start[:-1])
-  invariants += (tf.nest.map_structure(
-      lambda t: _invariant(t, t.shape.rank - 1), start[-1]),)
+                     for x in start)
   return tf.while_loop(cond, body, start, shape_invariants=invariants)
 
 

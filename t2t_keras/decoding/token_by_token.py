@@ -11,8 +11,9 @@ import tensorflow as tf
 from t2t_keras import registry
 from t2t_keras.decoding.search import Search
 from t2t_keras.decoding.steps import (EXTRA_LENGTH, constrained_limits,
-                                      per_hypothesis_state, search_loop,
-                                      step_log_probs)
+                                      output_length, per_hypothesis_state,
+                                      search_loop, step_log_probs,
+                                      write_column)
 from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.kernels.weights_once import reading_weights_once
 
@@ -36,7 +37,7 @@ def token_by_token(model, inputs, choose, extra_length=EXTRA_LENGTH,
   inputs = tf.convert_to_tensor(inputs)
   batch = tf.shape(inputs)[0]
   limits, allowed = constrained_limits(inputs, extra_length, 1, constraint)
-  max_length = tf.reduce_max(limits)
+  max_length = output_length(inputs, extra_length, constraint)
   cache = model.init_cache(per_hypothesis_state(model.encode(inputs), 1),
                            max_length)
 
@@ -47,7 +48,7 @@ def token_by_token(model, inputs, choose, extra_length=EXTRA_LENGTH,
     token = tf.where(done, PAD_ID, token)
     gained = tf.gather(log_probs, token, axis=1, batch_dims=1)
     score = score + tf.where(done, 0.0, gained)
-    ids = ids.write(step, token)
+    ids = write_column(ids, step, token)
     done = tf.logical_or(done, tf.equal(token, EOS_ID))
     if constraint is not None:
       allowed = constraint.advance(allowed, token)
@@ -60,10 +61,10 @@ def token_by_token(model, inputs, choose, extra_length=EXTRA_LENGTH,
 
   start = (tf.constant(0), tf.zeros([batch], tf.int32),
            tf.zeros([batch], tf.bool),
-           tf.TensorArray(tf.int32, size=0, dynamic_size=True),
+           tf.zeros([batch, max_length], tf.int32),
            tf.zeros([batch], tf.float32), allowed or {}, cache)
   _, _, _, ids, score, _, _ = search_loop(cond, body, start)
-  return tf.transpose(ids.stack()), score
+  return ids, score
 
 
 def greedy_decode(model, inputs, extra_length=EXTRA_LENGTH, constraint=None):

@@ -217,3 +217,6 @@ class TreeConstraint(Constraint):
 
   def min_limits(self, state):
     return state["leaves"] + 3
+
+  def length_bound(self, inputs):
+    return tf.shape(inputs)[1] + 3   # leaves are among the input tokens

@@ -88,13 +88,12 @@ class TransformerDecoder(Stack):
     return self.finish(x)
 
   def init_cache(self, memory, max_length):
-    """The decoding cache: per layer, an empty self-attention cache (it
-    grows by one position a step) and the encoder-decoder keys and values
-    of ``memory`` [batch, source_length, d_model], computed once.
-    ``max_length`` is not needed by the paper's layers (a variant's may)."""
-    del max_length
+    """The decoding cache: per layer, a self-attention cache of
+    ``max_length`` positions (written one a step) and the encoder-decoder
+    keys and values of ``memory`` [batch, source_length, d_model], computed
+    once."""
     batch = keras.ops.shape(memory)[0]
-    return [{"self": layer.self_attention.empty_cache(batch),
+    return [{"self": layer.self_attention.empty_cache(batch, max_length),
              "cross": layer.cross_attention.memory_cache(memory)}
             for layer in self.blocks]
 

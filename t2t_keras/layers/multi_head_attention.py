@@ -7,11 +7,14 @@ with W^Q, W^K in R^{d_model x d_k}, W^V in R^{d_model x d_v} per head and
 W^O in R^{h d_v x d_model}. d_k and d_v are independent of d_model / h so
 that Table 3 rows (A) and (B) can be built.
 
-The incremental cache of decoder self-attention grows by one position a
-step (a concatenation): step t attends over exactly t + 1 keys, so neither
-the attention, the cache's append nor beam search's reordering of it ever
-touches positions not yet decoded. Only core ops are used, so the decoding
-loop exports to TF Serving.
+The incremental cache of decoder self-attention has a fixed shape (flax's
+``cache_index``, keras-hub's ``CachedMultiHeadAttention``): keys and values
+are allocated once at the output limit, step t writes its key and value at
+position t, and the positions after t are masked out of step t's
+attention. Every step's tensors have the same shapes, so a decoding loop
+compiles with XLA and ``jax.jit``. Only core ops are used on TensorFlow
+(a select, not XLA's dynamic-update-slice), so the loop exports to stock
+TF Serving.
 """
 
 import keras
@@ -20,13 +23,27 @@ from keras import ops
 from t2t_keras.layers import attention_record
 from t2t_keras.layers.dot_product_attention import ScaledDotProductAttention
 from t2t_keras.layers.dense import Dense
+from t2t_keras.layers.masks import NEG_INF
 from t2t_keras.layers.rows import apply_to_rows
 
 
-def append(cache, update):
-  """``cache`` [batch, heads, length, depth] followed by ``update`` [batch,
-  heads, 1, depth] along the length: [batch, heads, length + 1, depth]."""
-  return ops.concatenate([cache, ops.cast(update, cache.dtype)], axis=2)
+def write_at(cache, update, step):
+  """``cache`` [batch, heads, length, depth] with ``update`` [batch, heads,
+  1, depth] written at position ``step`` (a scalar int): same shape. On JAX
+  a dynamic-update-slice (in place under ``jax.jit``); on TensorFlow a
+  select, which XLA fuses and stock TF Serving runs."""
+  update = ops.cast(update, cache.dtype)
+  if keras.backend.backend() == "jax":
+    return ops.slice_update(cache, (0, 0, step, 0), update)
+  here = ops.equal(ops.arange(ops.shape(cache)[2]), step)
+  return ops.where(here[None, None, :, None], update, cache)
+
+
+def step_bias(length, step):
+  """[1, 1, 1, length] additive mask of a decoding step: 0 for the keys at
+  positions 0..step, NEG_INF after (not yet decoded)."""
+  future = ops.greater(ops.arange(length), step)
+  return ops.where(future, NEG_INF, 0.0)[None, None, None, :]
 
 
 @keras.saving.register_keras_serializable(package="t2t_keras")
@@ -46,9 +63,10 @@ class MultiHeadAttention(keras.layers.Layer):
     memory: [batch, length_k, d_memory]; None for self-attention.
     bias: additive mask broadcastable to [batch, h, length_q, length_k].
     cache: for decoding. With ``step`` (self-attention): a dict of
-      ``key`` [batch, h, step, d_k] and ``value`` [..., d_v] (from
-      ``empty_cache`` at step 0); the query must have length 1, and its key
-      and value are appended. Without ``step`` (encoder-decoder attention): the
+      ``key`` [batch, h, max_length, d_k] and ``value`` [..., d_v] (from
+      ``empty_cache``); the query must have length 1, its key and value
+      are written at position ``step``, and it attends over positions 0 to
+      ``step``. Without ``step`` (encoder-decoder attention): the
       dict from ``memory_cache``, used in place of ``memory``.
     step: scalar int, the position being decoded.
     return_weights: also return the attention weights (inside
@@ -132,11 +150,12 @@ class MultiHeadAttention(keras.layers.Layer):
     (``keys_values`` from position 0)."""
     return self.keys_values(memory, 0)
 
-  def empty_cache(self, batch_size):
-    """The self-attention cache before step 0: ``key`` [batch_size, h, 0,
-    d_k] and ``value`` [batch_size, h, 0, d_v]."""
+  def empty_cache(self, batch_size, max_length):
+    """The self-attention cache before step 0, for at most ``max_length``
+    steps: zeros ``key`` [batch_size, h, max_length, d_k] and ``value``
+    [batch_size, h, max_length, d_v]."""
     dtype = self.compute_dtype
-    shape = (batch_size, self.num_heads, 0)
+    shape = (batch_size, self.num_heads, max_length)
     return {"key": ops.zeros(shape + (self.key_size,), dtype),
             "value": ops.zeros(shape + (self.value_size,), dtype)}
 
@@ -155,9 +174,11 @@ class MultiHeadAttention(keras.layers.Layer):
     q = self.queries(query, offset)
     if cache is not None and step is not None:   # self-attention, step by step
       new = self.keys_values(query, offset)
-      cache = {"key": append(cache["key"], new["key"]),
-               "value": append(cache["value"], new["value"])}
+      cache = {name: write_at(cache[name], new[name], step)
+               for name in ("key", "value")}
       kv = cache
+      future = step_bias(ops.shape(cache["key"])[2], step)
+      bias = future if bias is None else bias + future
     elif cache is not None:                       # memory computed once
       kv = cache
     else:

@@ -24,11 +24,11 @@ tensors whose first axis is the batch: beam search repeats each row of
 ``state`` once per beam, and a cache row belongs to one hypothesis (a model
 that overrides ``reorder_cache`` may also keep tensors of other shapes in
 its cache, computed once a batch, that its ``reorder_cache`` leaves alone:
-the Transformer keeps its transposed pre-softmax matrix there). A cache
-tensor may grow from step to step along any axis but its last (the
-Transformer's self-attention keys and values grow by one position a step);
-its structure, dtypes and last axis stay fixed (the searches run in a
-``tf.while_loop`` that exports).
+the Transformer keeps its transposed pre-softmax matrix there). Cache
+tensors keep their shapes, structure and dtypes from step to step (the
+Transformer's self-attention keys and values are allocated at
+``max_length`` positions and written one a step): the searches run in a
+loop that exports to TF Serving and compiles with XLA and ``jax.jit``.
 """
 
 import keras

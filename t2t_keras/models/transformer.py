@@ -127,8 +127,9 @@ class Transformer(Seq2SeqModel):
 
   # -- incremental decoding (the contract of models.base) -------------------
   def init_cache(self, state, max_length):
-    """Encoder-decoder keys and values, empty self-attention caches (they
-    grow a position a step), the source padding bias, and the pre-softmax
+    """Encoder-decoder keys and values, self-attention caches of
+    ``max_length`` positions (see ``layers.multi_head_attention``), the
+    source padding bias, and the pre-softmax
     matrix transposed once a batch ([d_model, vocab]; see
     ``TokenEmbedding.transposed``: not a per-row tensor, so
     ``reorder_cache`` leaves it alone)."""
