@@ -84,11 +84,11 @@ MODES = modes.Modes("t2t-decoder", exclusive=(
                when=lambda f: f.score_file, example=("--score_file=pairs",)),
     modes.Mode("when decoding a split (--decode_split)",
                CHECKPOINT | {"decode_split", "decode_prefix_file",
-                             "alignment_file"},
+                             "alignment_file", "xla"},
                when=lambda f: f.decode_split, example=("--decode_split=dev",)),
     modes.Mode("when decoding through a checkpoint",
                CHECKPOINT | {"decode_from_file", "decode_prefix_file",
-                             "alignment_file"}),
+                             "alignment_file", "xla"}),
 ), additive=(
     modes.Mode("with --decode_prefix_file",
                frozenset({"decode_prefix_partial"}),
@@ -151,7 +151,7 @@ def main():
                ct2_model_dir=FLAGS.ct2_model_dir,
                ct2_compute_type=FLAGS.ct2_compute_type,
                whole_word_prefixes=not FLAGS.decode_prefix_partial,
-               **options)
+               xla=FLAGS.xla, **options)
   return 0
 
 

@@ -22,15 +22,17 @@ flags.DEFINE_integer("export_version", None,
 
 SAVED_MODEL = frozenset({"problem", "output_dir", "data_dir", "checkpoint_path",
                          "hparams_set", "model", "decode_hparams", "format",
-                         "export_dir", "export_version", "activation_dtype"})
+                         "export_dir", "export_version", "activation_dtype",
+                         "xla"})
 MODES = modes.Modes("t2t-exporter", exclusive=(
     modes.Mode("with --format=ctranslate2",
-               SAVED_MODEL - {"export_version", "activation_dtype"},
+               SAVED_MODEL - {"export_version", "activation_dtype", "xla"},
                when=lambda f: f.format == "ctranslate2",
                why={"export_version": "a CTranslate2 model directory has "
                     "no versions",
                     "activation_dtype": "a CTranslate2 model takes its "
-                    "precision from t2t-decoder --ct2_compute_type"},
+                    "precision from t2t-decoder --ct2_compute_type",
+                    "xla": "CTranslate2 runs its own kernels"},
                example=("--format=ctranslate2",)),
     modes.Mode("with --format=savedmodel", SAVED_MODEL),
 ))
@@ -45,7 +47,8 @@ def main():
              export_dir=FLAGS.export_dir, version=FLAGS.export_version,
              export_format=FLAGS.format,
              activation_dtype=FLAGS.activation_dtype,
-             hparams_set=FLAGS.hparams_set, model_name=FLAGS.model)
+             hparams_set=FLAGS.hparams_set, model_name=FLAGS.model,
+             xla=FLAGS.xla)
   return 0
 
 

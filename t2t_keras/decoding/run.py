@@ -78,7 +78,7 @@ def decode(problem_name, model_dir, data_dir, source, target,
            model_name=None, saved_model_dir=None, ct2_model_dir=None,
            ct2_compute_type="float32", activation_dtype=None,
            window=DEFAULT_WINDOW, prefixes=None, alignments=None,
-           whole_word_prefixes=True, log=_to_stderr):
+           whole_word_prefixes=True, xla=False, log=_to_stderr):
   """Decodes the lines of ``source`` (a ``lines.LineReader``) into the
   binary stream ``target`` with the run in ``model_dir`` (computing in
   ``activation_dtype``, default: as it trained), the SavedModel in
@@ -88,7 +88,7 @@ def decode(problem_name, model_dir, data_dir, source, target,
   ``log`` (stderr: stdout may be the output). ``prefixes``: a LineReader
   of one target prefix per input line, forced at each output's start and
   followed by a new word (``whole_word_prefixes=False``: its last word may
-  go on);
+  go on); ``xla``: the search compiled with XLA (checkpoints only);
   ``alignments``, a binary stream for each output's word alignment
   (Pharaoh format, ``decoding.alignments``). Returns the number of lines
   written."""
@@ -125,7 +125,7 @@ def decode(problem_name, model_dir, data_dir, source, target,
                     postprocess=problem.postprocess, target_vocab=vocabs[1],
                     constraint=problem.decode_constraint(data_dir),
                     repaired=problem.repaired if problem.repairs else None,
-                    whole_words=whole_word_prefixes)
+                    whole_words=whole_word_prefixes, xla=xla)
   aligner = None
   if alignments is not None:
     if hparams.return_beams:
@@ -135,7 +135,8 @@ def decode(problem_name, model_dir, data_dir, source, target,
                       max_length=hparams.max_input_length)
   log(f"decoding with {path} in {describe_precision(model)}: "
       f"{describe(hparams)}" + ("" if decoder.constraint is None else
-                                f", constrained ({problem.name})"))
+                                f", constrained ({problem.name})")
+      + (", compiled with XLA" if xla else ""))
   return decode_stream(decoder, source, target, window, log=log,
                        prefixes=prefixes, aligner=aligner,
                        alignments=alignments)

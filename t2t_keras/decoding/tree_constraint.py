@@ -113,6 +113,15 @@ class TreeConstraint(Constraint):
     fill = -1 if name == "close_of" else False
     return tf.pad(table, [[0, pad]], constant_values=fill)[:vocab]
 
+  def _lookup(self, name, ids):
+    """``_table(name, ...)[ids]`` for ids of any size: a table's own entry,
+    its fill past its end. Shapes stay static (XLA)."""
+    table = tf.constant(self.tables[name])
+    size = len(self.tables[name])
+    fill = -1 if name == "close_of" else False
+    return tf.where(ids < size, tf.gather(table, tf.minimum(ids, size - 1)),
+                    fill)
+
   def start(self, inputs, hypotheses):
     inputs = tf.cast(inputs, tf.int32)
     real = tf.logical_and(tf.not_equal(inputs, PAD_ID),
@@ -141,7 +150,7 @@ class TreeConstraint(Constraint):
             "last": tf.zeros([n], tf.int32),
             "opens": tf.zeros([n], tf.int32)}
 
-  def _next_leaf(self, state, vocab):
+  def _next_leaf(self, state):
     """(the next leaf token, whether it begins a word), [n] each."""
     placed = state["placed"]
     if self.leaf_id is not None:
@@ -150,7 +159,7 @@ class TreeConstraint(Constraint):
     source = state["source"]
     at = tf.minimum(placed, tf.shape(source)[1] - 1)
     piece = tf.gather(source, at[:, None], batch_dims=1)[:, 0]
-    return piece, tf.gather(self._table("word_start", vocab), piece)
+    return piece, self._lookup("word_start", piece)
 
   def _rules(self, left, depth, opens, fresh, starts_word, step, remaining,
              leaves):
@@ -178,7 +187,7 @@ class TreeConstraint(Constraint):
 
   def allowed(self, state, step, limits, vocab):
     depth = state["depth"]
-    piece, starts_word = self._next_leaf(state, vocab)
+    piece, starts_word = self._next_leaf(state)
     may_open, may_close, may_leaf, may_end = self._step_rules(
         state, starts_word, step, limits)
     innermost = tf.gather(state["stack"], tf.maximum(depth - 1, 0)[:, None],
@@ -195,13 +204,11 @@ class TreeConstraint(Constraint):
                    stuck[:, None])
 
   def advance(self, state, tokens):
-    vocab = tf.maximum(tf.reduce_max(tokens) + 1,
-                       tf.shape(self.tables["close_of"])[0])
     tokens = tf.cast(tokens, tf.int32)
-    close = tf.gather(self._table("close_of", vocab), tokens)
+    close = self._lookup("close_of", tokens)
     opened = close >= 0
-    closed = tf.gather(self._table("is_close", vocab), tokens)
-    piece, _ = self._next_leaf(state, vocab)
+    closed = self._lookup("is_close", tokens)
+    piece, _ = self._next_leaf(state)
     leaf = (tf.equal(tokens, piece) & tf.logical_not(opened | closed) &
             (state["placed"] < state["leaves"]))
     depth = state["depth"]

@@ -37,14 +37,18 @@ from t2t_keras.export.serving_ops import SERVING_RELEASE, missing_ops
 
 
 def export(model, vocab, hparams, export_dir, version=None,
-           target_vocab=None, constraint=None):
+           target_vocab=None, constraint=None, xla=False):
   """Writes ``<export_dir>/<version>/`` (TF Serving's layout; version an
   integer, default: seconds since the epoch). Returns the path.
 
   ``model`` is a ``models.base.Seq2SeqModel``; ``vocab`` tokenizes the
   inputs and detokenizes the outputs unless ``target_vocab`` is given;
   ``constraint`` (a ``decoding.constraints.Constraint``) applies to every
-  search."""
+  search. ``xla``: each signature's search (ids in, ids out: not the
+  tokenizers, which XLA cannot compile) is a function marked for XLA
+  (``jit_compile``), which TensorFlow compiles when it runs it and TF
+  Serving compiles when started with its XLA flags; the other ops stay
+  as they are."""
   target_vocab = target_vocab or vocab
   version = int(version if version is not None else time.time())
   path = os.path.join(export_dir, str(version))
@@ -55,15 +59,29 @@ def export(model, vocab, hparams, export_dir, version=None,
   best_only.return_beams = False
   beams = search_function(model, best_only)
 
-  def search(ids, prefixes=None, word_starts=None):
-    def best():
-      out, scores = beams(ids, constraint if prefixes is None else
-                          PrefixConstraint(prefixes, word_starts))
-      return out[:, 0], scores[:, 0]             # the best of each batch row
+  def compiled(fn):
+    return (tf.function(fn, jit_compile=True, autograph=False) if xla
+            else fn)
+
+  def best(ids, make_constraint):
+    out, scores = beams(ids, make_constraint())
+    return out[:, 0], scores[:, 0]               # the best of each batch row
+
+  plain = compiled(lambda ids: best(ids, lambda: constraint))
+  prefixed = {
+      whole: compiled(lambda ids, prefixes, whole=whole: best(
+          ids, lambda: PrefixConstraint(
+              prefixes, word_starts_of(target_vocab) if whole else None)))
+      for whole in (True, False)}
+
+  def search(ids, prefixes=None, whole_words=True):
+    def run():
+      return (plain(ids) if prefixes is None else
+              prefixed[whole_words](ids, prefixes))
 
     def nothing():   # a request of no sentences: no outputs, not an error
       return tf.zeros([0, 1], tf.int32), tf.zeros([0], tf.float32)
-    return tf.cond(tf.shape(ids)[0] > 0, best, nothing)
+    return tf.cond(tf.shape(ids)[0] > 0, run, nothing)
 
   tokenizer = vocab.tf_tokenizer
   limit = hparams.max_input_length - 1
@@ -82,7 +100,7 @@ def export(model, vocab, hparams, export_dir, version=None,
     prefix_ids = target_vocab.tf_tokenizer.tokenize(prefixes)[:, :limit]
     out, scores = search(source_ids(inputs),
                          tf.cast(prefix_ids.to_tensor(0), tf.int32),
-                         word_starts_of(target_vocab) if whole_words else None)
+                         whole_words)
     return {"outputs": target_vocab.tf_decode(out), "scores": scores}
 
   def serve_ids(input_ids):

@@ -17,7 +17,7 @@ from t2t_keras.models.builder import check_trained_with, load_model_from_dir
 def export_run(problem_name, model_dir, data_dir, checkpoint_path=None,
                decode_overrides="", export_dir=None, version=None,
                export_format="savedmodel", activation_dtype=None,
-               hparams_set=None, model_name=None, log=log_line):
+               hparams_set=None, model_name=None, xla=False, log=log_line):
   """Exports the run in ``model_dir`` as a SavedModel to
   ``<export_dir>/<version>`` (default ``<model_dir>/export``), or with
   ``export_format="ctranslate2"`` as a CTranslate2 model to ``export_dir``
@@ -25,6 +25,7 @@ def export_run(problem_name, model_dir, data_dir, checkpoint_path=None,
   ``activation_dtype`` (default: as the run trained); a CTranslate2 model
   holds float32 weights and takes its precision when it is loaded.
   ``hparams_set`` and ``model_name`` (the flags) must be the run's.
+  ``xla``: the SavedModel's search is compiled with XLA where it runs.
   Returns the path."""
   if activation_dtype and export_format == "ctranslate2":
     raise UserError("activation_dtype is for SavedModels: a CTranslate2 "
@@ -54,7 +55,10 @@ def export_run(problem_name, model_dir, data_dir, checkpoint_path=None,
   constraint = problem.decode_constraint(data_dir)
   target = export(model, vocabs[0], hparams,
                   export_dir or os.path.join(model_dir, "export"), version,
-                  target_vocab=vocabs[1], constraint=constraint)
+                  target_vocab=vocabs[1], constraint=constraint, xla=xla)
   log(f"exported {path} (in {describe_precision(model)}; "
-      f"{describe(hparams)}) to {target}")
+      f"{describe(hparams)}"
+      + ("; the search compiled with XLA, which TF Serving runs with "
+         "--xla_cpu_compilation_enabled or --xla_gpu_compilation_enabled"
+         if xla else "") + f") to {target}")
   return target

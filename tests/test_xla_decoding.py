@@ -1,0 +1,99 @@
+"""The fixed-shape decoding cache lets a search compile with XLA: the same
+ids as the graph search for every registered Transformer variant, under
+target prefixes and parsing's tree constraint, through t2t-decoder --xla
+and a SavedModel exported with --xla."""
+
+import io
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_keras import registry
+from t2t_keras.decoding import run
+from t2t_keras.decoding.beam_search import beam_search
+from t2t_keras.decoding.constraints import PrefixConstraint
+from t2t_keras.decoding.token_by_token import greedy_decode
+from t2t_keras.export.run import export_run
+from t2t_keras.lines import LineReader
+from test_constraints import _random_parser
+from test_export import DECODE, LINES, expected, load_fresh
+
+VOCAB = 60
+
+
+def _model(name):
+  hparams = registry.lookup("hparams", name + "_tiny")()
+  hparams.override_from_dict(dict(hidden_size=32, filter_size=64,
+                                  num_hidden_layers=2, num_heads=2))
+  model = registry.lookup("model", name)(hparams, VOCAB)
+  model.build()
+  return model
+
+
+def _inputs():
+  ids = np.random.RandomState(5).randint(2, VOCAB, size=(3, 7))
+  ids[:, -1] = 1
+  ids[1, 3], ids[1, 4:] = 1, 0     # a shorter sentence, padded
+  return tf.constant(ids, tf.int32)
+
+
+def _both(fn, *args):
+  """``fn(*args)`` as a graph and compiled with XLA: numpy results."""
+  graph = tf.function(fn, autograph=False)(*args)
+  xla = tf.function(fn, autograph=False, jit_compile=True)(*args)
+  return ([t.numpy() for t in graph], [t.numpy() for t in xla])
+
+
+@pytest.mark.parametrize("name", ["transformer", "transformer_relative",
+                                  "transformer_rotary"])
+def test_xla_search_gives_the_graph_search_ids(name):
+  model = _model(name)
+  inputs = _inputs()
+  prefixes = tf.constant([[5, 6], [7, 0], [0, 0]], tf.int32)
+  searches = {
+      "beam n-best": lambda x: beam_search(model, x, 3, 0.6, 6, nbest=True),
+      "greedy": lambda x: greedy_decode(model, x, 6),
+      "beam, prefixes": lambda x: beam_search(
+          model, x, 3, 0.6, 6, constraint=PrefixConstraint(prefixes)),
+      "greedy, prefixes": lambda x: greedy_decode(
+          model, x, 6, constraint=PrefixConstraint(prefixes)),
+  }
+  for what, search in searches.items():
+    (ids, scores), (xla_ids, xla_scores) = _both(search, inputs)
+    np.testing.assert_array_equal(ids, xla_ids, err_msg=f"{name}, {what}")
+    np.testing.assert_allclose(scores, xla_scores, atol=1e-4)
+    assert ids.shape[-1] == 7 + 6          # padded length + extra_length
+  assert (ids[:, 0, :2] == [[5, 6]]).all() if ids.ndim == 3 else True
+
+
+def test_xla_decoder_parses_as_the_graph_one(shared_data, tmp_path_factory):
+  data, out, sources = _random_parser("inorder", shared_data,
+                                      tmp_path_factory)
+  outputs = {}
+  for xla in (False, True):
+    log, target = [], io.BytesIO()
+    source = LineReader(io.BytesIO("".join(s + "\n" for s in sources[:12])
+                                   .encode("utf-8")), "input")
+    run.decode("parsing_wsj", out, data, source, target, xla=xla,
+               log=log.append)
+    outputs[xla] = target.getvalue().decode("utf-8").splitlines()
+    assert ("compiled with XLA" in log[0]) == xla, log
+  assert outputs[True] == outputs[False] and len(outputs[True]) == 12
+
+
+def test_xla_export_serves_the_decoders_strings(trained_run, tmp_path):
+  data, out = trained_run
+  path = export_run("translate_synthetic", out, data, decode_overrides=DECODE,
+                    export_dir=str(tmp_path), version=1, xla=True,
+                    log=lambda _: None)            # passes the op check
+  assert load_fresh(path, LINES) == expected(trained_run)
+  with open(os.path.join(path, "saved_model.pb"), "rb") as f:
+    graph = f.read()
+  assert b"_XlaMustCompile" in graph
+  plain = export_run("translate_synthetic", out, data,
+                     decode_overrides=DECODE, export_dir=str(tmp_path),
+                     version=2, log=lambda _: None)
+  with open(os.path.join(plain, "saved_model.pb"), "rb") as f:
+    assert b"_XlaMustCompile\x12\x02(\x01" not in f.read()
