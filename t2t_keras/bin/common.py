@@ -25,6 +25,12 @@ SHARED = {
     "hparams": ("string", "Overrides, e.g. 'hidden_size=256,pos=emb'."),
     "model": ("string", "Registered model name (a command that reads a run "
               "checks it against the run's)."),
+    "xla": ("bool", "Compile the search with XLA: one compiled program a "
+            "batch shape, the same outputs, fewer ops a step. t2t-exporter: "
+            "the SavedModel's search carries XLA's must-compile mark; TF "
+            "Serving runs it with --xla_cpu_compilation_enabled (CPU) or "
+            "--xla_gpu_compilation_enabled (GPU), which are off by default "
+            "there."),
     "decode_from_file": ("string", "Source sentences, one per line "
                          "(t2t-decoder: default stdin)."),
     "vocab_size": ("integer", "Subword vocabulary size (t2t-datagen: "

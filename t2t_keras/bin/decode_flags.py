@@ -14,14 +14,6 @@ flags.DEFINE_string("checkpoint_path", None,
 flags.DEFINE_string("decode_hparams", "",
                     "e.g. 'beam_size=4,alpha=0.6,extra_length=50,"
                     "batch_size=32,return_beams=false'.")
-flags.DEFINE_bool("xla", False,
-                  "Compile the search with XLA: one compiled program a "
-                  "batch shape, the same outputs, fewer ops a step. "
-                  "t2t-exporter: the SavedModel's search carries XLA's "
-                  "must-compile mark; TF Serving runs it with "
-                  "--xla_cpu_compilation_enabled (CPU) or "
-                  "--xla_gpu_compilation_enabled (GPU), which are off by "
-                  "default there.")
 flags.DEFINE_enum("activation_dtype", None, ["float32", "bfloat16", "float16"],
                   "What the model computes in (weights stay float32); "
                   "default: the run's activation_dtype hparam, as it "

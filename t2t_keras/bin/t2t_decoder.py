@@ -14,6 +14,7 @@ from t2t_keras.bin import decode_flags  # noqa: F401  # pylint: disable=unused-i
 from t2t_keras.decode_defaults import COMPUTE_TYPES, DEFAULT_WINDOW
 
 FLAGS = flags.FLAGS
+common.define(xla=False)
 common.define("decode_from_file")
 flags.DEFINE_string("decode_to_file", None, "Output lines; default stdout.")
 flags.DEFINE_enum("decode_split", None, ["dev", "test"],

@@ -9,6 +9,7 @@ from t2t_keras.bin import modes
 from t2t_keras.bin import decode_flags  # noqa: F401  # pylint: disable=unused-import
 
 FLAGS = flags.FLAGS
+common.define(xla=False)
 flags.DEFINE_enum("format", "savedmodel", ["savedmodel", "ctranslate2"],
                   "savedmodel: for TF Serving; ctranslate2: a CTranslate2 "
                   "model directory for t2t-decoder --ct2_model_dir.")
