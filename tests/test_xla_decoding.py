@@ -65,7 +65,9 @@ def test_xla_search_gives_the_graph_search_ids(name):
     np.testing.assert_array_equal(ids, xla_ids, err_msg=f"{name}, {what}")
     np.testing.assert_allclose(scores, xla_scores, atol=1e-4)
     assert ids.shape[-1] == 7 + 6          # padded length + extra_length
-  assert (ids[:, 0, :2] == [[5, 6]]).all() if ids.ndim == 3 else True
+    if "prefixes" in what:                 # each output begins with its own
+      best = ids if ids.ndim == 2 else ids[:, 0]
+      assert list(best[0, :2]) == [5, 6] and best[1, 0] == 7, what
 
 
 def test_xla_decoder_parses_as_the_graph_one(shared_data, tmp_path_factory):

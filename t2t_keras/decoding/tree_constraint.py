@@ -108,14 +108,11 @@ class TreeConstraint(Constraint):
 
   def _table(self, name, vocab):
     """A table as a tensor of ``vocab`` entries (padded with 0 / -1)."""
-    table = tf.constant(self.tables[name])
-    pad = tf.maximum(vocab - tf.shape(table)[0], 0)
-    fill = -1 if name == "close_of" else False
-    return tf.pad(table, [[0, pad]], constant_values=fill)[:vocab]
+    return self._lookup(name, tf.range(vocab))
 
   def _lookup(self, name, ids):
-    """``_table(name, ...)[ids]`` for ids of any size: a table's own entry,
-    its fill past its end. Shapes stay static (XLA)."""
+    """Table ``name``'s entries at ``ids`` (int, any shape): its own entry,
+    the fill (-1 / False) past its end. Shapes stay static (XLA)."""
     table = tf.constant(self.tables[name])
     size = len(self.tables[name])
     fill = -1 if name == "close_of" else False
