@@ -126,6 +126,43 @@ def test_every_op_is_in_tf_servings_registry(exported, tmp_path):
   assert "EagerPyFunc" in serving_ops.missing_ops(str(tmp_path / "py"))
 
 
+RUN_WARMUP = r"""
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  (the SentencePiece ops)
+from t2t_keras.export import warmup
+model = tf.saved_model.load(sys.argv[1])
+ran = []
+for signature, inputs in warmup.read(sys.argv[1]):
+  out = model.signatures[signature](
+      **{name: tf.constant(value) for name, value in inputs.items()})
+  batch = len(next(iter(inputs.values())))
+  assert all(len(o) == batch for o in out.values()), (signature, out)
+  texts = [t.decode("utf-8") for t in out.get("outputs", tf.constant([])).numpy()]
+  ran.append([signature, batch, [i.decode("utf-8") for i in
+                                 inputs.get("inputs", [])], texts])
+print(json.dumps(ran))
+"""
+
+
+def test_the_warmup_requests_run_in_the_saved_model(exported):
+  """TF Serving's warm-up file: every signature at one sentence, and
+  serving_default at eight, each read back from its TFRecord protos and run
+  in a fresh process; its outputs are the ones a user's request gets."""
+  result = subprocess.run([sys.executable, "-c", RUN_WARMUP, exported[0]],
+                          capture_output=True, text=True, env=env(),
+                          timeout=300, check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  ran = json.loads(result.stdout.strip().splitlines()[-1])
+  assert [(name, batch) for name, batch, _, _ in ran] == [
+      ("serving_default", 1), ("serving_default", 8), ("decode_ids", 1),
+      ("prefixed", 1), ("prefixed_partial", 1)]
+  sentences = ran[1][2]
+  assert len(set(sentences)) == 8 and all(len(s.split()) >= 6
+                                          for s in sentences)
+  assert ran[1][3] == load_fresh(exported[0], sentences)
+
+
 def test_decoder_through_the_saved_model(trained_run, exported, tmp_path):
   source = tmp_path / "in.txt"
   source.write_text("\n".join(LINES) + "\n", encoding="utf-8")

@@ -20,6 +20,8 @@ Signatures:
   prefixed_partial: as prefixed, but the prefix's last word may go on
     (interactive completion).
 A problem's decoding constraint (parsing's trees) is part of every search.
+Each version carries TF Serving's warm-up requests (``warmup``): one
+request per signature, run as TF Serving loads it.
 """
 
 import os
@@ -33,6 +35,7 @@ from t2t_keras.decoding.search import search_function
 from t2t_keras.errors import ExistingFileError, UserError
 from t2t_keras.logs import native_stderr_silenced
 from t2t_keras.outputs import output_dir
+from t2t_keras.export import warmup
 from t2t_keras.export.serving_ops import SERVING_RELEASE, missing_ops
 
 
@@ -125,6 +128,9 @@ def export(model, vocab, hparams, export_dir, version=None,
     try:
       with native_stderr_silenced():   # SentencePiece's note as ops run
         served.write(partial)
+      warmup.write(partial, warmup.requests(vocab, target_vocab,
+                                            served.names),
+                   model_name=os.path.basename(os.path.abspath(export_dir)))
     except checkpoint_io.WRITE_ERRORS as e:
       raise checkpoint_io.SaveFailed(
           f"could not write the SavedModel {path} "
@@ -161,6 +167,11 @@ class _Served(tf.Module):
     traced = tf.function(fn, input_signature=specs, autograph=False)
     setattr(self, name, traced)
     self._names += (name,)
+
+  @property
+  def names(self):
+    """The signatures' names, in the order they were added."""
+    return self._names
 
   def write(self, path):
     """Writes the SavedModel to ``path``, tracing each signature."""
