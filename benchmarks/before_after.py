@@ -11,8 +11,14 @@ in the same run. Run it on an otherwise idle machine.
 progress lines included), not one ``train_step``: this tree's worker runs it
 over each side's t2t_keras (T2T_KERAS_TREE), since older workers lack it.
 
+``--system=savedmodel`` decodes through each side's exported SavedModel
+(the ``decode_ids`` signature), and ``--sentences``/``--output_length``
+set the decoding shape (the latency rows': ``--sentences 1``); with any
+of them, this tree's worker runs over each side's t2t_keras, as for ``fit``.
+
 Usage: python benchmarks/before_after.py --rev REV [--tasks train,fit,beam,greedy]
-         [--rounds 3] [--steps 5] [--quick]
+         [--rounds 3] [--steps 5] [--system t2t_keras|savedmodel]
+         [--sentences N] [--output_length L] [--quick]
 """
 
 import argparse
@@ -40,14 +46,15 @@ def checkout(rev):
   return path, sha[:10]
 
 
-def speed(tree, task, steps, quick):
+def speed(tree, task, steps, quick, shape=()):
   """The worker's sentences/s (tokens/s for train) for ``task`` run from
-  ``tree``."""
-  worker_tree = REPO if task == "fit" else tree
+  ``tree``; ``shape``: more worker flags (--system, --sentences,
+  --output_length), for which this tree's worker runs."""
+  worker_tree = REPO if task == "fit" or shape else tree
   command = [sys.executable, os.path.join(
       worker_tree, "benchmarks", "speed", "t2t_keras_worker.py"),
              f"--task={task}", "--model=base", "--precision=float32",
-             f"--steps={steps}"] + (["--quick"] if quick else [])
+             f"--steps={steps}", *shape] + (["--quick"] if quick else [])
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=tree,
              T2T_KERAS_TREE=tree)
   done = subprocess.run(command, capture_output=True, text=True, env=env,
@@ -66,8 +73,16 @@ def main():
   parser.add_argument("--tasks", default="beam,greedy")
   parser.add_argument("--rounds", type=int, default=3)
   parser.add_argument("--steps", type=int, default=5)
+  parser.add_argument("--system", default="t2t_keras",
+                      choices=("t2t_keras", "savedmodel"))
+  parser.add_argument("--sentences", type=int, default=None)
+  parser.add_argument("--output_length", type=int, default=None)
   parser.add_argument("--quick", action="store_true")
   args = parser.parse_args()
+  shape = [f"--{k}={getattr(args, k)}" for k in ("sentences", "output_length")
+           if getattr(args, k) is not None]
+  if args.system != "t2t_keras":
+    shape.append(f"--system={args.system}")
   before, sha = checkout(args.rev)
   peaks = matmul_peaks(1024 if args.quick else 4096)
   print(f"matmul peak (TensorFlow): float32 {peaks['float32'] / 1e9:,.0f}, "
@@ -78,12 +93,13 @@ def main():
   for task in args.tasks.split(","):
     pairs = []
     for _ in range(args.rounds):
-      pairs.append((speed(before, task, args.steps, args.quick),
-                    speed(REPO, task, args.steps, args.quick)))
+      pairs.append((speed(before, task, args.steps, args.quick, shape),
+                    speed(REPO, task, args.steps, args.quick, shape)))
     ratios = [after / old for old, after in pairs]
     unit = "tokens/s" if task in ("train", "fit") else "sent/s"
-    print(f"| {task}-4 float32 base |" if task == "beam" else
-          f"| {task} float32 base |",
+    what = (f"{task}-4" if task == "beam" else task) + " float32 base" + (
+        f" ({' '.join(shape)})" if shape else "")
+    print(f"| {what} |",
           f"{statistics.median(p[0] for p in pairs):,.1f} {unit} |",
           f"{statistics.median(p[1] for p in pairs):,.1f} {unit} |",
           f"{statistics.median(ratios):.3f}x |",

@@ -17,9 +17,17 @@ is the median over rounds and a ratio the median of the rounds' ratios,
 printed with all of them (this machine drifts by several percent within
 minutes, so one round's ratio is one draw).
 
+The latency part (``--parts latency``; benchmarks/speed/latency.py) times
+one request at interactive sizes (1 sentence greedy and beam 4, 8 sentences
+greedy to 120 tokens, 32 sentences beam 4), base model: ours as a graph,
+bfloat16, XLA, the SavedModel and the SavedModel with XLA, beside
+CTranslate2 float32 and int8, in seconds per request, a worker process per
+cell (``--latency_steps`` timed requests, the median).
+
 Usage: python benchmarks/speed_table.py [--models base,big] [--steps 10]
          [--big_steps 3] [--rounds 1] [--envs ~/.cache/t2t_keras]
-         [--systems ...] [--precisions float32,bfloat16,xla,int8] [--quick]
+         [--systems ...] [--precisions float32,bfloat16,xla,int8]
+         [--parts throughput,latency] [--latency_steps 5] [--quick]
 """
 
 import argparse
@@ -33,6 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(HERE, "speed"))
 
+import latency  # pylint: disable=g-import-not-at-top,wrong-import-position
 import shapes  # pylint: disable=g-import-not-at-top,wrong-import-position
 from t2t_keras.analysis.peak import matmul_peaks  # pylint: disable=g-import-not-at-top,wrong-import-position
 
@@ -70,12 +79,14 @@ def python_of(system, envs):
   return path if os.path.isfile(path) else None
 
 
-def run_worker(python, system, task, model, precision, steps, quick):
+def run_worker(python, system, task, model, precision, steps, quick,
+               extra=()):
   """{task: the worker's RESULT dict, or {"error": its last line}} for each
-  task of ``task`` (one, or several joined by commas, run in one process)."""
+  task of ``task`` (one, or several joined by commas, run in one process);
+  ``extra``: more worker flags."""
   command = [python, os.path.join(HERE, "speed", WORKERS[system]),
              f"--task={task}", f"--model={model}",
-             f"--precision={precision}", f"--steps={steps}"]
+             f"--precision={precision}", f"--steps={steps}", *extra]
   if system in ("savedmodel", "ctranslate2"):
     command.append(f"--system={system}")
   if quick:
@@ -159,9 +170,19 @@ def main():
       "T2T_KERAS_CACHE", os.path.expanduser("~/.cache/t2t_keras")))
   parser.add_argument("--precisions", default=",".join(PRECISIONS),
                       help="the rows' precisions to run (e.g. float32)")
+  parser.add_argument("--parts", default="throughput,latency",
+                      help="throughput (the training and 32-sentence "
+                      "decoding table), latency (seconds per request), "
+                      "or both")
+  parser.add_argument("--latency_steps", type=int, default=5,
+                      help="timed requests per latency cell (median)")
   parser.add_argument("--quick", action="store_true",
                       help="toy sizes: checks the command, measures nothing")
   args = parser.parse_args()
+  parts = args.parts.split(",")
+  if not parts or set(parts) - {"throughput", "latency"}:
+    parser.error(f"--parts={args.parts}: expected throughput, latency or "
+                 "both, joined by a comma")
   s = shapes.sizes(args.quick)
   models = ["toy"] if args.quick else args.models.split(",")
   systems = args.systems.split(",")
@@ -187,6 +208,44 @@ def main():
         f"{rounds_note}matmul peak (4096^3, TensorFlow): float32 "
         f"{peaks['float32'] / 1e9:,.0f}, bfloat16 "
         f"{peaks['bfloat16'] / 1e9:,.0f} GFLOP/s", flush=True)
+  failed = 0
+  if "throughput" in parts:
+    failed += throughput(args, s, models, systems, precisions, peaks)
+  if "latency" in parts:
+    failed += latency_part(args, systems, precisions)
+  return 1 if failed else 0
+
+
+def latency_part(args, systems, precisions):
+  """Prints the latency table (base model, or toy with --quick) of the
+  columns among ``systems`` and ``precisions``; returns the count of
+  failed cells."""
+  model = "toy" if args.quick else "base"
+  columns = [c for c in latency.COLUMNS
+             if c[0] in systems and c[1] in precisions]
+
+  def worker(system, task, precision, sentences, length, steps):
+    return run_worker(python_of(system, args.envs), system, task, model,
+                      precision, steps, args.quick,
+                      extra=(f"--sentences={sentences}",
+                             f"--output_length={length}"))[task]
+
+  seconds, errors = latency.measure(
+      worker, columns, args.quick, args.latency_steps,
+      lambda line: print(line, file=sys.stderr, flush=True))
+  print()
+  print(f"Latency, {model} model: seconds per request (median of "
+        f"{args.latency_steps}), decoding to the limit")
+  for line in latency.table(seconds, columns, args.quick):
+    print(line)
+  for error in errors:
+    print(f"failed: {error}")
+  return len(errors)
+
+
+def throughput(args, s, models, systems, precisions, peaks):
+  """The training and 32-sentence decoding table and the targets' ratios;
+  returns the count of failed measurements."""
   # (system, precision) -> {key: [result per round]}; key is ("train",
   # model), "beam" or "greedy".
   measured = {}
@@ -266,7 +325,7 @@ def main():
               if isinstance(v, dict) and "error" in v]
   for (system, precision), result in failures:
     print(f"failed: {system} {precision}: {result['error']}")
-  return 1 if failures else 0
+  return len(failures)
 
 
 def ratios(measured, models):

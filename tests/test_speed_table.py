@@ -24,7 +24,7 @@ def test_speed_table_runs_at_toy_sizes(tmp_path):
       python(os.path.join(REPO, "benchmarks", "speed_table.py"), "--quick",
              "--steps=1", "--precisions=float32",
              "--systems=t2t_keras,savedmodel,garden,ctranslate2",
-             f"--envs={tmp_path}"),
+             "--parts=throughput", f"--envs={tmp_path}"),
       capture_output=True, text=True, timeout=900, check=False)
   assert result.returncode == 0, result.stdout + result.stderr[-3000:]
   rows = {tuple(c.strip() for c in line.split("|")[1:3]): line
@@ -41,6 +41,45 @@ def test_speed_table_runs_at_toy_sizes(tmp_path):
   assert not [key for key in rows if key[1] in ("bfloat16", "xla", "int8")]
   assert "beam-4 float32: t2t_keras / CTranslate2 = " in result.stdout
   assert "t2t_keras SavedModel / CTranslate2 = " in result.stdout
+
+
+def test_latency_rows_at_toy_sizes(tmp_path):
+  """The latency part's XLA modes (the others are the throughput test's
+  workers at another shape): a cell a request shape, in seconds."""
+  result = subprocess.run(
+      python(os.path.join(REPO, "benchmarks", "speed_table.py"), "--quick",
+             "--parts=latency", "--latency_steps=1", "--precisions=xla",
+             "--systems=t2t_keras,savedmodel", f"--envs={tmp_path}"),
+      capture_output=True, text=True, timeout=900, check=False)
+  assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+  lines = result.stdout[result.stdout.index("Latency, toy model"):]
+  rows = [line for line in lines.splitlines() if line.startswith("| ")]
+  assert rows[0] == "| request | ours XLA | ours SavedModel XLA |"
+  assert [r.split("|")[1].strip() for r in rows[2:]] == [
+      "1 sentence, greedy, 9 tokens", "2 sentences, beam 4, 9 tokens"]
+  for row in rows[2:]:
+    assert all(float(c.strip().split()[0]) >= 0 and c.strip().endswith(" s")
+               for c in row.split("|")[2:-1])
+
+
+def test_latency_verdicts_name_our_fastest_mode():
+  import sys  # pylint: disable=g-import-not-at-top
+  sys.path.insert(0, os.path.join(REPO, "benchmarks", "speed"))
+  import latency  # pylint: disable=g-import-not-at-top
+  shape = latency.SHAPES[0]
+  seconds = {(shape, "t2t_keras", "float32"): 0.5,
+             (shape, "t2t_keras", "xla"): 0.2,
+             (shape, "savedmodel", "float32"): None,
+             (shape, "ctranslate2", "float32"): 0.25}
+  columns = [c for c in latency.COLUMNS
+             if (shape, c[0], c[1]) in seconds]
+  lines = latency.table(seconds, columns, quick=False)
+  assert lines[0] == ("| request | ours graph | ours XLA | ours SavedModel "
+                      "| CTranslate2 float32 |")
+  assert lines[2] == ("| 1 sentence, greedy, 30 tokens | 0.5 s | 0.2 s | "
+                      "failed | 0.25 s |")
+  assert ("1 sentence, greedy, 30 tokens: fastest of ours (ours XLA) 0.2 s "
+          "= 0.80x CTranslate2 float32's time") in lines
 
 
 def _speed_table():

@@ -40,8 +40,9 @@ def overrides(model):
 
 
 def worker_args(description, tasks, precisions, systems=None):
-  """A worker's flags: --task, --model, --precision, --steps, --quick (and
-  --system when one worker serves several). --task takes one task or
+  """A worker's flags: --task, --model, --precision, --steps, --quick,
+  --sentences and --output_length (decoding shapes other than ``sizes``';
+  the latency rows) (and --system when one worker serves several). --task takes one task or
   several joined by commas (``beam,greedy``: one process, one model build
   per task, a RESULT line each). Returns (args, sizes); ``args.tasks`` is
   the list."""
@@ -55,13 +56,21 @@ def worker_args(description, tasks, precisions, systems=None):
     parser.add_argument("--system", default=systems[0], choices=systems)
   parser.add_argument("--steps", type=int, default=10)
   parser.add_argument("--quick", action="store_true")
+  parser.add_argument("--sentences", type=int, default=None,
+                      help="decoding: sentences a batch (default: sizes')")
+  parser.add_argument("--output_length", type=int, default=None,
+                      help="decoding: the output limit, EOS included")
   args = parser.parse_args()
   args.tasks = args.task.split(",")
   unknown = [t for t in args.tasks if t not in tasks]
   if unknown:
     parser.error(f"--task={args.task}: unknown task(s) {', '.join(unknown)}; "
                  f"expected {', '.join(tasks)}")
-  return args, sizes(args.quick)
+  s = sizes(args.quick)
+  for key in ("sentences", "output_length"):
+    if getattr(args, key) is not None:
+      s[key] = getattr(args, key)
+  return args, s
 
 
 def for_each_task(args, run):

@@ -1,11 +1,14 @@
 """speed_table.py's worker for t2t_keras (its Trainer, its beam search),
 for its exported SavedModel (t2t-exporter's code, the ``decode_ids``
 signature TF Serving runs) and for CTranslate2 (the same random model
-exported with t2t-exporter's code).
+exported with t2t-exporter's code). ``--precision=xla`` decodes with the
+search compiled by XLA (t2t-decoder --xla; a SavedModel: t2t-exporter
+--xla).
 
   python benchmarks/speed/t2t_keras_worker.py --task train|fit|beam|greedy[,...]
       --model base|big|toy --precision float32|bfloat16|xla|int8
       [--system t2t_keras|savedmodel|ctranslate2] [--quick]
+      [--sentences N] [--output_length L]
 """
 
 import os
@@ -76,7 +79,8 @@ def decode_ours(args, s, inputs):
   else:
     fn = lambda x: greedy_decode(model, x, extra)[0]  # pylint: disable=unnecessary-lambda-assignment
   search = tf.function(fn, input_signature=[tf.TensorSpec([None, None],
-                                                          tf.int32)])
+                                                          tf.int32)],
+                       jit_compile=args.precision == "xla" or None)
   batch = tf.constant(inputs, tf.int32)
   return shapes.timed_steps(lambda: search(batch).numpy(), args.steps)
 
@@ -85,9 +89,19 @@ class IdText(tf.Module):
   """A stand-in vocabulary for the random model's export: a line is its
   space-separated ids (the timed ``decode_ids`` signature never uses it)."""
 
-  def __init__(self):
+  def __init__(self, size):
     super().__init__()
     self.tf_tokenizer = self
+    self.size = size
+
+  def word_starts(self):   # what the exporter's warm-up requests spell with
+    return [True] * self.size
+
+  def encode(self, line):
+    return [int(i) for i in line.split()]
+
+  def decode(self, ids):
+    return " ".join(str(i) for i in ids)
 
   def tokenize(self, lines):
     return tf.strings.to_number(tf.strings.split(lines), tf.int32)
@@ -107,7 +121,9 @@ def decode_savedmodel(args, s, inputs):
       f"beam_size={beam},alpha={shapes.ALPHA},"
       f"extra_length={s['output_length'] - s['decode_source_length']}")
   with tempfile.TemporaryDirectory() as folder:
-    path = export(model, IdText(), hparams, folder, version=1)
+    xla = {"xla": True} if args.precision == "xla" else {}
+    path = export(model, IdText(s["vocab"]), hparams, folder, version=1,
+                  **xla)
     signature = tf.saved_model.load(path).signatures["decode_ids"]
     batch = tf.constant(inputs, tf.int32)
     return shapes.timed_steps(
