@@ -5,6 +5,7 @@ import keras
 
 from t2t_keras.layers import masks
 from t2t_keras.layers.block import TransformerBlock
+from t2t_keras.layers.multi_head_attention import decoding_step
 from t2t_keras.layers.stack import Stack
 
 
@@ -117,6 +118,9 @@ class TransformerDecoder(Stack):
       ([batch, 1, d_model], the updated cache).
     """
     x = self.embed_positions(x, offset=step, training=training)
+    keys = cache[0]["self"]["key"]      # [batch, h, max_length, d_k]
+    # The step's write position and mask, once for every layer.
+    step = decoding_step(step, keys.shape[2] or keras.ops.shape(keys)[2])
     new_cache = []
     for layer, layer_cache in zip(self.blocks, cache):
       x, layer_cache = layer(x, memory_bias=memory_bias, cache=layer_cache,

@@ -17,6 +17,8 @@ compiles with XLA and ``jax.jit``. Only core ops are used on TensorFlow
 TF Serving.
 """
 
+import collections
+
 import keras
 from keras import ops
 
@@ -27,23 +29,47 @@ from t2t_keras.layers.masks import NEG_INF
 from t2t_keras.layers.rows import apply_to_rows
 
 
+class DecodingStep(collections.namedtuple("DecodingStep",
+                                          ("index", "here", "bias"))):
+  """A decoding step's position with what each self-attention layer needs
+  from it, made once a step (``decoding_step``) and shared by the layers.
+
+  Fields:
+    index: scalar int, the position decoded.
+    here: bool [1, 1, max_length, 1], True at ``index``: where the step's
+      key and value are written.
+    bias: [1, 1, 1, max_length] additive mask: 0 for the keys at positions
+      0..index, NEG_INF after (not yet decoded).
+  """
+
+
+def decoding_step(index, max_length):
+  """The ``DecodingStep`` of position ``index`` (scalar int) of a cache of
+  ``max_length`` positions."""
+  index = ops.convert_to_tensor(index, "int32")   # Keras's calls take
+  positions = ops.arange(max_length)              # no mixed structures
+  here = ops.reshape(ops.equal(positions, index), (1, 1, -1, 1))
+  bias = ops.where(ops.greater(positions, index), NEG_INF, 0.0)
+  return DecodingStep(index, here, ops.reshape(bias, (1, 1, 1, -1)))
+
+
 def write_at(cache, update, step):
-  """``cache`` [batch, heads, length, depth] with ``update`` [batch, heads,
-  1, depth] written at position ``step`` (a scalar int): same shape. On JAX
-  a dynamic-update-slice (in place under ``jax.jit``); on TensorFlow a
-  select, which XLA fuses and stock TF Serving runs."""
+  """``cache`` [batch, heads, max_length, depth] with ``update`` [batch,
+  heads, 1, depth] written at ``step`` (a ``DecodingStep``): same shape.
+  On JAX a dynamic-update-slice (in place under ``jax.jit``); on
+  TensorFlow a select, which XLA fuses and stock TF Serving runs."""
   update = ops.cast(update, cache.dtype)
   if keras.backend.backend() == "jax":
-    return ops.slice_update(cache, (0, 0, step, 0), update)
-  here = ops.equal(ops.arange(ops.shape(cache)[2]), step)
-  return ops.where(here[None, None, :, None], update, cache)
+    return ops.slice_update(cache, (0, 0, step.index, 0), update)
+  return ops.where(step.here, update, cache)
 
 
-def step_bias(length, step):
-  """[1, 1, 1, length] additive mask of a decoding step: 0 for the keys at
-  positions 0..step, NEG_INF after (not yet decoded)."""
-  future = ops.greater(ops.arange(length), step)
-  return ops.where(future, NEG_INF, 0.0)[None, None, None, :]
+def _one_position(x, axis):
+  """Whether ``x``'s ``axis`` (its positions) statically has length 1, as
+  a decoding step's query has: moving the heads' axis past it is then a
+  reshape, and the transposes (and the dynamic shape reads, a handful of
+  graph ops each under TensorFlow) are left out of every step."""
+  return x.shape[axis] == 1
 
 
 @keras.saving.register_keras_serializable(package="t2t_keras")
@@ -68,7 +94,8 @@ class MultiHeadAttention(keras.layers.Layer):
       are written at position ``step``, and it attends over positions 0 to
       ``step``. Without ``step`` (encoder-decoder attention): the
       dict from ``memory_cache``, used in place of ``memory``.
-    step: scalar int, the position being decoded.
+    step: the position being decoded: a scalar int, or the
+      ``DecodingStep`` the decoder made once for all its layers.
     return_weights: also return the attention weights (inside
       ``attention_record.recording()`` they are recorded as well).
 
@@ -112,20 +139,23 @@ class MultiHeadAttention(keras.layers.Layer):
 
   def _project_heads(self, dense, x, depth):
     """``dense`` applied to ``x`` [batch, length, d], by head: [batch, h,
-    length, depth]."""
-    batch, length = ops.shape(x)[:2]
-    y = apply_to_rows(dense, x, (batch, length, self.num_heads, depth))
+    length, depth]. A decoding step's single position needs no transpose
+    (``_one_position``)."""
+    if _one_position(x, 1):
+      return apply_to_rows(dense, x, (-1, self.num_heads, 1, depth))
+    length = x.shape[1] or ops.shape(x)[1]
+    y = apply_to_rows(dense, x, (-1, length, self.num_heads, depth))
     return ops.transpose(y, (0, 2, 1, 3))
 
   def _merge_heads(self, x):
     """``x`` [batch, h, length, d_v] -> Concat(head_1, ..., head_h) W^O:
     [batch, length, d_model]."""
-    shape = ops.shape(x)
-    batch, length = shape[0], shape[2]
-    x = ops.transpose(x, (0, 2, 1, 3))   # [batch, length, h, d_v]
+    length = x.shape[2] or ops.shape(x)[2]
+    if not _one_position(x, 2):
+      x = ops.transpose(x, (0, 2, 1, 3))   # [batch, length, h, d_v]
     rows = ops.reshape(x, (-1, self.num_heads * self.value_size))
     y = self._output_dense(rows)
-    return ops.reshape(y, (batch, length, y.shape[-1]))
+    return ops.reshape(y, (-1, length, y.shape[-1]))
 
   def queries(self, query, offset):
     """Q W^Q by head: ``query`` [batch, length, d_model] at positions
@@ -159,34 +189,37 @@ class MultiHeadAttention(keras.layers.Layer):
     return {"key": ops.zeros(shape + (self.key_size,), dtype),
             "value": ops.zeros(shape + (self.value_size,), dtype)}
 
-  def attention_terms(self, query_length, key_length, offset):
+  def attention_terms(self, queries, keys, offset):
     """Hook for variants of self-attention (relative positions): the
     ``extra_logits`` and ``extra_values`` functions that
-    ``ScaledDotProductAttention`` adds, for queries at positions ``offset``,
-    ..., ``offset + query_length - 1`` over keys at 0, ..., ``key_length -
-    1``. None, None here (the paper's attention)."""
-    del query_length, key_length, offset
+    ``ScaledDotProductAttention`` adds, for ``queries`` [batch, h,
+    length_q, d_k] at positions ``offset``, ..., ``offset + length_q - 1``
+    over ``keys`` [batch, h, length_k, d_k] at 0, ..., ``length_k - 1``.
+    None, None here (the paper's attention)."""
+    del queries, keys, offset
     return None, None
 
   def call(self, query, memory=None, bias=None, cache=None, step=None,
            training=None, return_weights=False):
-    offset = 0 if step is None else step
+    if step is not None and not isinstance(step, DecodingStep):
+      step = decoding_step(step, cache["key"].shape[2] or
+                           ops.shape(cache["key"])[2])
+    offset = 0 if step is None else step.index
     q = self.queries(query, offset)
     if cache is not None and step is not None:   # self-attention, step by step
       new = self.keys_values(query, offset)
       cache = {name: write_at(cache[name], new[name], step)
                for name in ("key", "value")}
       kv = cache
-      future = step_bias(ops.shape(cache["key"])[2], step)
-      bias = future if bias is None else bias + future
+      bias = step.bias if bias is None else bias + step.bias
     elif cache is not None:                       # memory computed once
       kv = cache
     else:
       kv = self.keys_values(query if memory is None else memory, 0)
     extra_logits = extra_values = None
     if memory is None and (cache is None or step is not None):
-      extra_logits, extra_values = self.attention_terms(
-          ops.shape(q)[2], ops.shape(kv["key"])[2], offset)
+      extra_logits, extra_values = self.attention_terms(q, kv["key"],
+                                                        offset)
     context, weights = self._attention(
         q, kv["key"], kv["value"], bias=bias, extra_logits=extra_logits,
         extra_values=extra_values, training=training, return_weights=True)

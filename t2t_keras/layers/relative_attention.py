@@ -39,8 +39,10 @@ class RelativeMultiHeadAttention(MultiHeadAttention):
         name="relative_values", shape=(rows, self.value_size),
         initializer=self.kernel_initializer)
 
-  def attention_terms(self, query_length, key_length, offset):
+  def attention_terms(self, queries, keys, offset):
     """[length_q, length_k, d] vectors of the clipped distances j - i."""
+    query_length = queries.shape[2] or ops.shape(queries)[2]
+    key_length = keys.shape[2] or ops.shape(keys)[2]
     k = self.max_relative_position
     distance = (ops.arange(key_length)[None, :] -
                 (ops.arange(query_length) + offset)[:, None])

@@ -16,13 +16,17 @@ def apply_to_rows(layer, x, out_shape=None):
   [..., d] as one [rows, d] matrix; returns [..., d_out], or that reshaped
   to ``out_shape`` (a tuple whose product is the same).
 
-  The dynamic shape is read at most once (under TensorFlow each read is
-  about ten graph ops, and graphs made of them trace and start slower)."""
+  The dynamic shape is read at most once, and not at all when only the
+  first axis is unknown (a decoding step's [batch, 1, d]): under
+  TensorFlow each read is a few graph ops, run at every step of a loop."""
   depth = x.shape[-1]
-  if out_shape is None or depth is None:
+  middle = tuple(x.shape[1:-1])
+  known = None not in middle    # then only the first axis is unknown: -1
+  if depth is None or (out_shape is None and not known):
     shape = ops.shape(x)
     depth = shape[-1]
   y = layer(ops.reshape(x, (-1, depth)))
   if out_shape is None:
-    out_shape = tuple(shape[:-1]) + (y.shape[-1],)
+    out_shape = ((-1,) + middle if known else tuple(shape[:-1])) + (
+        y.shape[-1],)
   return ops.reshape(y, out_shape)
