@@ -15,7 +15,6 @@ from t2t_keras.decoding import run
 from t2t_keras.decoding.beam_search import beam_search
 from t2t_keras.decoding.constraints import PrefixConstraint
 from t2t_keras.decoding.token_by_token import greedy_decode
-from t2t_keras.decoding.xla import xla_function
 from t2t_keras.export.run import export_run
 from t2t_keras.lines import LineReader
 from test_constraints import _random_parser
@@ -43,7 +42,7 @@ def _inputs():
 def _both(fn, *args):
   """``fn(*args)`` as a graph and compiled with XLA: numpy results."""
   graph = tf.function(fn, autograph=False)(*args)
-  xla = xla_function(fn, autograph=False)(*args)
+  xla = tf.function(fn, autograph=False, jit_compile=True)(*args)
   return ([t.numpy() for t in graph], [t.numpy() for t in xla])
 
 

@@ -78,12 +78,9 @@ def decode_ours(args, s, inputs):
     fn = lambda x: beam_search(model, x, shapes.BEAM, shapes.ALPHA, extra)[0]  # pylint: disable=unnecessary-lambda-assignment
   else:
     fn = lambda x: greedy_decode(model, x, extra)[0]  # pylint: disable=unnecessary-lambda-assignment
-  signature = [tf.TensorSpec([None, None], tf.int32)]
-  if args.precision == "xla":   # (older trees, before_after's, lack it)
-    from t2t_keras.decoding.xla import xla_function  # pylint: disable=g-import-not-at-top
-    search = xla_function(fn, input_signature=signature)
-  else:
-    search = tf.function(fn, input_signature=signature)
+  search = tf.function(fn, input_signature=[tf.TensorSpec([None, None],
+                                                          tf.int32)],
+                       jit_compile=args.precision == "xla" or None)
   batch = tf.constant(inputs, tf.int32)
   return shapes.timed_steps(lambda: search(batch).numpy(), args.steps)
 

@@ -13,7 +13,6 @@ from t2t_keras.decoding.batching import (encode_with_eos,
                                          length_sorted_chunks, padded)
 from t2t_keras.decoding.constraints import PrefixConstraint, word_starts_of
 from t2t_keras.decoding.search import search_function
-from t2t_keras.decoding.xla import traced
 from t2t_keras.ids import PAD_ID
 from t2t_keras.layers.masks import NEG_INF
 
@@ -49,12 +48,14 @@ class Decoder(Backend):
     self.constraint = constraint
     search = search_function(model, hparams)
     ids = tf.TensorSpec([None, None], tf.int32)
-    self._search = traced(lambda inputs: search(inputs, constraint), xla,
-                          input_signature=[ids], autograph=False)
-    self._search_prefixed = traced(
+    compiled = dict(input_signature=[ids], autograph=False, jit_compile=xla)
+    self._search = tf.function(lambda inputs: search(inputs, constraint),
+                               **compiled)
+    self._search_prefixed = tf.function(
         lambda inputs, prefixes: search(inputs, PrefixConstraint(
             prefixes, word_starts_of(self.target_vocab) if whole_words
-            else None)), xla, input_signature=[ids, ids], autograph=False)
+            else None)),
+        **dict(compiled, input_signature=[ids, ids]))
 
   def prepare(self, line):
     """(source ids of ``line`` with EOS, cut to ``max_input_length``;

@@ -13,7 +13,6 @@ from t2t_keras.decoding import top_k
 from t2t_keras.decoding.constraints import bias, per_hypothesis
 from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.layers.masks import NEG_INF
-from t2t_keras.kernels.cache_write import owned_cache_writes
 
 # Section 6.1's settings, the defaults everywhere (decode_hparams too).
 BEAM_SIZE, ALPHA, EXTRA_LENGTH = 4, 0.6, 50
@@ -85,12 +84,10 @@ def search_loop(cond, body, start):
   """tf.while_loop over ``start`` whose last element is the model's cache.
   Every loop variable, the cache's tensors included, keeps its shape (the
   contract of ``models.base``) but the batch axis (the model's ops need
-  not keep it static). The steps write the cache in place
-  where ``kernels.cache_write`` may (``owned_cache_writes``)."""
+  not keep it static)."""
   invariants = tuple(tf.nest.map_structure(lambda t: _invariant(t, 1), x)
                      for x in start)
-  with owned_cache_writes():     # the loop owns its cache
-    return tf.while_loop(cond, body, start, shape_invariants=invariants)
+  return tf.while_loop(cond, body, start, shape_invariants=invariants)
 
 
 def per_hypothesis_state(state, hypotheses):

@@ -32,7 +32,6 @@ import tensorflow as tf
 from t2t_keras import checkpoint_io
 from t2t_keras.decoding.constraints import PrefixConstraint, word_starts_of
 from t2t_keras.decoding.search import search_function
-from t2t_keras.decoding.xla import xla_function
 from t2t_keras.errors import ExistingFileError, UserError
 from t2t_keras.logs import native_stderr_silenced
 from t2t_keras.outputs import output_dir
@@ -64,7 +63,8 @@ def export(model, vocab, hparams, export_dir, version=None,
   beams = search_function(model, best_only)
 
   def compiled(fn):
-    return xla_function(fn, autograph=False) if xla else fn
+    return (tf.function(fn, jit_compile=True, autograph=False) if xla
+            else fn)
 
   def best(ids, make_constraint):
     out, scores = beams(ids, make_constraint())

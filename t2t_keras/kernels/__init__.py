@@ -12,7 +12,6 @@ tests/test_weights_once.py).
     fused_adam    Adam through TensorFlow's one-kernel ResourceApplyAdam
     weights_once  decoding reads mixed-precision weights cast once a batch
     distribute    the trainer all-reduces gradients itself
-    cache_write   a search loop writes its decoding cache in place
 
 The rule: on when Keras runs on TensorFlow and no GPU is visible, the only
 place they were measured to help (2-core CPUs); off under JAX and on GPUs,

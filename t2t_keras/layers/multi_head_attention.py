@@ -22,7 +22,6 @@ import collections
 import keras
 from keras import ops
 
-from t2t_keras.kernels import cache_write
 from t2t_keras.layers import attention_record
 from t2t_keras.layers.dot_product_attention import ScaledDotProductAttention
 from t2t_keras.layers.dense import Dense
@@ -58,14 +57,10 @@ def write_at(cache, update, step):
   """``cache`` [batch, heads, max_length, depth] with ``update`` [batch,
   heads, 1, depth] written at ``step`` (a ``DecodingStep``): same shape.
   On JAX a dynamic-update-slice (in place under ``jax.jit``); on
-  TensorFlow a select, which XLA fuses and stock TF Serving runs, or in a
-  search loop that owns its cache the fast path ``kernels.cache_write``
-  (in place)."""
+  TensorFlow a select, which XLA fuses and stock TF Serving runs."""
   update = ops.cast(update, cache.dtype)
   if keras.backend.backend() == "jax":
     return ops.slice_update(cache, (0, 0, step.index, 0), update)
-  if cache_write.in_place():
-    return cache_write.write_in_place(cache, update, step.index)
   return ops.where(step.here, update, cache)
 
 
@@ -191,10 +186,8 @@ class MultiHeadAttention(keras.layers.Layer):
     [batch_size, h, max_length, d_v]."""
     dtype = self.compute_dtype
     shape = (batch_size, self.num_heads, max_length)
-    return {"key": cache_write.fresh(ops.zeros(shape + (self.key_size,),
-                                                dtype)),
-            "value": cache_write.fresh(ops.zeros(
-                shape + (self.value_size,), dtype))}
+    return {"key": ops.zeros(shape + (self.key_size,), dtype),
+            "value": ops.zeros(shape + (self.value_size,), dtype)}
 
   def attention_terms(self, queries, keys, offset):
     """Hook for variants of self-attention (relative positions): the
