@@ -22,7 +22,7 @@ _PROBABILITY = (0, 1, False, True)   # [0, 1): a dropout rate, a smoothing
 # Decode hparams (``decoding.options.decode_hparams``).
 DECODE = {
     "beam_size": _AT_LEAST_1, "alpha": _AT_LEAST_0,
-    "extra_length": _AT_LEAST_0, "batch_size": _AT_LEAST_1,
+    "extra_length": _AT_LEAST_0, "batch_size": _AT_LEAST_0,
     "max_input_length": _AT_LEAST_1, "top_k": _AT_LEAST_0,
     "top_p": (0, 1, True, False), "temperature": _POSITIVE,
 }

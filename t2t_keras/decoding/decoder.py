@@ -12,6 +12,7 @@ from t2t_keras.decoding.backend import Backend
 from t2t_keras.decoding.batching import (encode_with_eos,
                                          length_sorted_chunks, padded)
 from t2t_keras.decoding.constraints import PrefixConstraint, word_starts_of
+from t2t_keras.decoding.device_batch import decode_batch_size
 from t2t_keras.decoding.search import search_function
 from t2t_keras.ids import PAD_ID
 from t2t_keras.layers.masks import NEG_INF
@@ -46,6 +47,7 @@ class Decoder(Backend):
     self.target_vocab = target_vocab or vocab
     self.postprocess, self.repaired = postprocess, repaired
     self.constraint = constraint
+    self.batch_size = decode_batch_size(model, hparams)
     search = search_function(model, hparams)
     ids = tf.TensorSpec([None, None], tf.int32)
     compiled = dict(input_signature=[ids], autograph=False, jit_compile=xla)
@@ -73,7 +75,7 @@ class Decoder(Backend):
 
   def batches(self, items):
     return length_sorted_chunks([len(i) for i in items],
-                                self.hparams.batch_size)
+                                self.batch_size)
 
   def search(self, batch, prefixes=None):
     """int32 [batch, length] source ids (and int32 [batch, prefix_length]

@@ -10,7 +10,7 @@ from t2t_keras.decoding.steps import ALPHA, BEAM_SIZE, EXTRA_LENGTH
 from t2t_keras.errors import UserError
 from t2t_keras.hparams import HParams
 
-BATCH_SIZE = 32         # sentences per search call
+BATCH_SIZE = 32         # sentences per search call on a CPU
 
 
 def decode_hparams(overrides="", defaults=None):
@@ -20,11 +20,13 @@ def decode_hparams(overrides="", defaults=None):
   greedy for beam_size=1, sampling when ``sampling=topk|topp``, with
   ``top_k``, ``top_p``, ``temperature``, ``seed``, draws one output per
   sentence; beam search's ``length_reward`` adds that much to a finished
-  hypothesis's score per token). A search's own settings (its class's
+  hypothesis's score per token; ``batch_size`` sentences a search call, 0:
+  what fits the device, ``decoding.device_batch``). A search's own
+  settings (its class's
   ``settings``) are added before the overrides apply."""
   hparams = HParams(search="", beam_size=BEAM_SIZE, alpha=ALPHA,
                     length_reward=0.0, extra_length=EXTRA_LENGTH,
-                    batch_size=BATCH_SIZE, max_input_length=512,
+                    batch_size=0, max_input_length=512,
                     return_beams=False, sampling="", top_k=0, top_p=1.0,
                     temperature=1.0, seed=0)
   hparams.override_from_dict(defaults or {})

@@ -1,0 +1,60 @@
+"""The decode batch that fits the device (decode hparam ``batch_size=0``,
+the default; Marian's ``--mini-batch-fit``).
+
+On a CPU a batch is ``BATCH_SIZE`` (32) sentences, where beam search's
+throughput levels off on 2 cores. With a GPU visible to TensorFlow, the
+batch is as many sentences as fill ``MEMORY_SHARE`` of its memory at the
+longest input allowed: per sentence, the model's decoding cache for each
+hypothesis (measured, as ``init_cache`` makes it for one sentence) plus
+three float32 rows of the vocabulary (logits, log-probabilities, the
+top-k's input) per hypothesis; at least ``BATCH_SIZE``, at most
+``MAX_SENTENCES``. A positive ``batch_size`` is used as given.
+"""
+
+import numpy as np
+
+from t2t_keras.decoding.options import BATCH_SIZE
+
+MEMORY_SHARE = 0.5
+MAX_SENTENCES = 1024
+
+
+def accelerator_memory():
+  """Bytes TensorFlow may use on its first GPU, or None without one."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  if not tf.config.list_physical_devices("GPU"):
+    return None
+  from tensorflow.python.client import device_lib  # pylint: disable=g-import-not-at-top
+  limits = [d.memory_limit for d in device_lib.list_local_devices()
+            if d.device_type == "GPU"]
+  return limits[0] if limits else None
+
+
+def sentence_bytes(model, hparams, source_length):
+  """Bytes one sentence of ``source_length`` tokens needs while it is
+  decoded with ``hparams`` (beam_size, extra_length): its hypotheses'
+  cache tensors (those with a row per hypothesis) and vocabulary rows."""
+  hypotheses = max(1, int(hparams.beam_size))
+  ids = np.ones((1, source_length), np.int32)
+  cache = model.init_cache(model.encode(ids),
+                           source_length + int(hparams.extra_length))
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  per_row = sum(int(np.prod(t.shape)) * t.dtype.size
+                for t in tf.nest.flatten(cache) if t.shape.rank and
+                t.shape[0] == 1)
+  vocab_rows = 3 * 4 * int(model.target_vocab_size)
+  return hypotheses * (per_row + vocab_rows)
+
+
+def decode_batch_size(model, hparams, memory=None):
+  """Sentences a batch for ``model`` decoding with ``hparams``;
+  ``memory``: the device's bytes (default: ``accelerator_memory()``)."""
+  if hparams.batch_size:
+    return int(hparams.batch_size)
+  memory = accelerator_memory() if memory is None else memory
+  if not memory:
+    return BATCH_SIZE
+  longest = min(int(hparams.max_input_length), 512)
+  fits = int(MEMORY_SHARE * memory // sentence_bytes(model, hparams,
+                                                     longest))
+  return max(BATCH_SIZE, min(MAX_SENTENCES, fits))
