@@ -18,7 +18,13 @@
 #   mixed_freeze    mixed, finetune_freeze=embeddings for the first 200 steps
 #   kept_mixed      mixed with the source's own vocabulary kept
 #   chosen          the setting CHOSEN gives, as "DATA SCHEDULE HPARAMS"
-#                   (DATA: news, mixed or kept_mixed)
+#                   (DATA: news, mixed, kept_mixed, or kept_news: news
+#                   alone with the source's vocabulary)
+#   interpolated    INTERPOLATE="ROW ALPHA" (default "chosen 0.5"): that
+#                   earlier row's model moved back toward its start,
+#                   ALPHA x its weights + (1 - ALPHA) x the source's
+#                   (t2t-avg-all --interpolate; a kept vocabulary's rows
+#                   are the source's own, a mapped one's as it was mapped)
 # Prints one table (recipes/finetune_table.py): newstest2013's second half
 # and Multi30k val (sacreBLEU's BLEU and chrF) for the source and each row,
 # whether the row keeps Multi30k val within 1.0 BLEU of the source while
@@ -51,6 +57,7 @@ L2=${L2:-0.01}
 SEED=${SEED:-1234}
 ROWS=${ROWS:-news mixed mixed_continue mixed_constant mixed_l2 mixed_freeze kept_mixed}
 CHOSEN=${CHOSEN:-}
+INTERPOLATE=${INTERPOLATE:-chosen 0.5}
 HPARAMS=${HPARAMS:-}
 # The restarted schedule (rows without --warm_start_schedule): the paper's
 # with a short warm-up, scaled to the source run's peak learning rate
@@ -109,6 +116,13 @@ KEPT=$(ls "$SOURCE_DATA"/vocab.$PROBLEM.*.model | head -n 1)
 cp "$KEPT" "$DATA/kept_mixed/"
 KEPT_SIZE=${KEPT##*.$PROBLEM.}
 datagen kept_mixed "train=news:$MIX,m30k:$REST,dev=dev" "${KEPT_SIZE%.model}"
+case " $ROWS " in *" chosen "*)
+  if [ "${CHOSEN%% *}" = kept_news ]; then
+    mkdir -p "$DATA/kept_news"
+    cp "$KEPT" "$DATA/kept_news/"
+    datagen kept_news "train=news,dev=dev" "${KEPT_SIZE%.model}"
+  fi ;;
+esac
 
 decode() {   # decode DATA RUN CHECKPOINT INPUT OUTPUT (beam 4, alpha 0.6)
   if [ ! -s "$5" ]; then
@@ -137,14 +151,22 @@ settings() {
     kept_mixed) KIND=kept_mixed; VOCAB_MODE=same
       ABOUT="mixed, the source's vocabulary kept" ;;
     chosen) read -r KIND SCHEDULE EXTRA <<< "$CHOSEN"
-      case $KIND in news|mixed|kept_mixed) ;; *)
+      case $KIND in news|mixed|kept_mixed|kept_news) ;; *)
         echo "error: CHOSEN='$CHOSEN': expected 'DATA SCHEDULE HPARAMS'" \
-          "with DATA one of news, mixed, kept_mixed" >&2; exit 2 ;; esac
-      if [ "$KIND" = kept_mixed ]; then VOCAB_MODE=same; fi
+          "with DATA one of news, mixed, kept_mixed, kept_news" >&2
+        exit 2 ;; esac
+      case $KIND in kept_*) VOCAB_MODE=same ;; esac
       ABOUT="$KIND, $SCHEDULE${EXTRA:+, $EXTRA}" ;;
+    interpolated) read -r FROM ALPHA <<< "$INTERPOLATE"
+      case " $ROWS " in *" $FROM interpolated"*|*" $FROM "*" interpolated"*)
+        ;; *) echo "error: INTERPOLATE='$INTERPOLATE': expected 'ROW" \
+          "ALPHA' with ROW a row of ROWS before interpolated" >&2
+        exit 2 ;; esac
+      settings "$FROM"
+      ABOUT="$FROM's weights x $ALPHA + the source's x (1 - $ALPHA)" ;;
     *) echo "error: ROWS: unknown row $1; expected news, mixed," \
          "mixed_continue, mixed_constant, mixed_l2, mixed_freeze," \
-         "kept_mixed or chosen" >&2; exit 2 ;;
+         "kept_mixed, chosen or interpolated" >&2; exit 2 ;;
   esac
   if [ "$SCHEDULE" = restart ]; then EXTRA=$(join "$RESTART" "$EXTRA"); fi
 }
@@ -157,7 +179,11 @@ for row in $ROWS; do
   settings "$row"
   DESCRIBED="$DESCRIBED;$row=$ABOUT"
   LAST=$row
-  if [ ! -s "$RUN/$row/multi30k_val.de" ]; then
+  if [ "$row" = interpolated ] && [ ! -s "$RUN/$row/multi30k_val.de" ]; then
+    step t2t-avg-all --output_dir="$RUN/$FROM" --interpolate="$ALPHA" \
+      --avg_dir="$RUN/$row/best"
+    cp "$RUN/$row/best/model.json" "$RUN/$row/best/hparams.json" "$RUN/$row/"
+  elif [ ! -s "$RUN/$row/multi30k_val.de" ]; then
     step t2t-trainer --problem=$PROBLEM --data_dir="$DATA/$KIND" \
       --output_dir="$RUN/$row" --hparams_set=transformer_multi30k \
       --hparams="$(join "$HPARAMS" "$EXTRA")" --warm_start_from="$SOURCE/avg" \

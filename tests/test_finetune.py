@@ -127,3 +127,43 @@ def test_a_kept_vocabulary_says_how_well_it_spells_the_new_text(tmp_path):
   assert spelling_report(Pieces(), ["a ab abc", "abcd a"]) == (
       "it spells 80.0% of 5 training word occurrences in at most 3 pieces")
   assert spelling_report(Pieces(), []) == "no training words to measure it on"
+
+
+def test_interpolating_toward_the_start(trained_run, tmp_path):
+  """t2t-avg-all --interpolate: alpha 1 is the fine-tuned checkpoint, 0
+  the weights it started from (the source's), 0.5 their mean; a run that
+  did not start from another is one line."""
+  from conftest import TINY_RUN  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from t2t_keras import checkpoint_io  # pylint: disable=g-import-not-at-top
+  from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
+  from t2t_keras.models.builder import build_model_from_dir  # pylint: disable=g-import-not-at-top
+  from t2t_keras.training.interpolate import interpolate_with_start  # pylint: disable=g-import-not-at-top
+  data, source = trained_run
+  out = str(tmp_path / "tuned")
+  train(RunConfig("translate_synthetic", "transformer_tiny", out,
+                  data_dir=data, train_steps=3, hparams_overrides=TINY_RUN,
+                  eval_bleu=False, warm_start_from=source),
+        log=lambda _: None)
+
+  def weights(path):
+    model, _, _ = build_model_from_dir(out)
+    checkpoint_io.restore(tf.train.Checkpoint(model=model), path)
+    return [np.array(v.numpy()) for v in model.weights]
+
+  start = weights(checkpoint_io.newest_readable(source))
+  best = os.path.join(out, "best")     # the run's best, else its last
+  tuned = weights((os.path.isdir(best) and checkpoint_io.newest_readable(
+      best)) or checkpoint_io.newest_readable(out))
+  assert any(np.any(a != b) for a, b in zip(start, tuned))
+  for alpha, expect in ((1.0, tuned), (0.0, start),
+                        (0.5, [(a + b) / 2 for a, b in zip(start, tuned)])):
+    path = interpolate_with_start(out, alpha, str(tmp_path / f"i{alpha}"),
+                                  log=lambda _: None)
+    for got, want in zip(weights(path), expect):
+      np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+  try:
+    interpolate_with_start(source, 0.5, str(tmp_path / "none"))
+    raise AssertionError("a run without a warm start was interpolated")
+  except UserError as e:
+    assert "did not start from another run" in str(e)

@@ -90,9 +90,10 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
                  str(tmp_path / "news_data"), str(tmp_path / "news_run"),
                  STEPS="2", EVAL_EVERY="2", EVAL_LINES="4", VOCAB="800",
                  HPARAMS=TOY, RESTART="learning_rate_warmup_steps=1",
-                 ROWS="news kept_mixed chosen",
+                 ROWS="news kept_mixed chosen interpolated",
                  CHOSEN="mixed continue finetune_l2=0.01,"
-                        "finetune_freeze=embeddings")
+                        "finetune_freeze=embeddings",
+                 INTERPOLATE="kept_mixed 0.5")
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
   out = done.stdout
   log = out + done.stderr
@@ -102,9 +103,12 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
   assert "training word occurrences in at most 3 pieces" in log, log[-3000:]
   table = [line for line in out.splitlines() if line.startswith("| ")]
   assert [row.split(" | ")[0] for row in table[2:]] == [
-      "| source", "| news", "| kept_mixed", "| chosen"], table
+      "| source", "| news", "| kept_mixed", "| chosen", "| interpolated"
+  ], table
   assert table[-1].endswith(" | yes |") or table[-1].endswith(" | no |")
-  assert "Multi30k test2016, chosen: BLEU " in out, out[-3000:]
+  assert "$ t2t-avg-all --output_dir=" in out and "--interpolate=0.5" in out
+  assert "kept_mixed's weights x 0.5" in table[-1], table[-1]
+  assert "Multi30k test2016, interpolated: BLEU " in out, out[-3000:]
   assert log.count(" pieces kept from ") == 2, log[-3000:]
   assert "train.0: " in log or "mixed by sampling" in log, log[-3000:]
   train = (tmp_path / "news_data" / "raw" / "news.en").read_text(
@@ -117,17 +121,19 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
   assert len(dev) == 4   # newstest2013's first half only
   for name in ("source/newstest2013.de", "news/newstest2013.de",
                "chosen/newstest2013.de", "source/multi30k_val.de",
-               "kept_mixed/multi30k_val.de"):
+               "kept_mixed/multi30k_val.de", "interpolated/multi30k_val.de"):
     assert len((tmp_path / "news_run" / name).read_text(
         encoding="utf-8").splitlines()) == 8
   # The same command again runs nothing new: every row's outputs exist.
   again = _recipe("finetune_news.sh", str(tmp_path / "run"), str(shared),
                   str(tmp_path / "news_data"), str(tmp_path / "news_run"),
-                  VOCAB="800", HPARAMS=TOY, ROWS="news kept_mixed chosen",
-                  CHOSEN="mixed continue finetune_l2=0.01")
+                  VOCAB="800", HPARAMS=TOY,
+                  ROWS="news kept_mixed chosen interpolated",
+                  CHOSEN="mixed continue finetune_l2=0.01",
+                  INTERPOLATE="kept_mixed 0.5")
   assert again.returncode == 0, again.stderr[-3000:]
-  assert "$ t2t-trainer" not in again.stdout and "$ t2t-decoder" not in \
-      again.stdout, again.stdout[-3000:]
+  assert not [c for c in ("$ t2t-trainer", "$ t2t-decoder", "$ t2t-avg-all")
+              if c in again.stdout], again.stdout[-3000:]
 
 
 def test_time_to_bleu_at_toy_scale(shared_data, tmp_path):

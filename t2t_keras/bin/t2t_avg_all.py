@@ -1,4 +1,6 @@
-"""t2t-avg-all: average the last N checkpoints of a training run.
+"""t2t-avg-all: average the last N checkpoints of a training run, or
+(--interpolate=ALPHA) blend a fine-tuned run with the weights it started
+from.
 
 ``--output_dir`` is the run, as in every other command, and the mean goes
 to ``--avg_dir`` (default RUN/avg). tensor2tensor's spelling, ``--model_dir``
@@ -19,6 +21,11 @@ flags.DEFINE_string("avg_dir", None, "Where the averaged checkpoint goes "
 flags.DEFINE_string("model_dir", None, "tensor2tensor's spelling: the run "
                     "(then --output_dir is where the mean goes).")
 flags.DEFINE_integer("n", 5, "How many of the last checkpoints to average.")
+flags.DEFINE_float("interpolate", None, "A fine-tuned run (--warm_start_from"
+                   "): write alpha x its best checkpoint + (1 - alpha) x "
+                   "the weights it started from (to --avg_dir, default "
+                   "<output_dir>/interpolated): 1 the fine-tuned model, 0 "
+                   "its start; what it forgot comes back as alpha falls.")
 flags.DEFINE_integer("last_step", None, "Average the last --n checkpoints at "
                      "or before this step (what a run stopped there would "
                      "have averaged; the schedule does not depend on the "
@@ -31,6 +38,14 @@ MODES = modes.Modes("t2t-avg-all", exclusive=(
                when=lambda f: f.model_dir,
                why={"avg_dir": "--output_dir is where the mean goes"},
                example=("--model_dir=run",)),
+    modes.Mode("with --interpolate", frozenset({"output_dir", "avg_dir",
+                                                "interpolate"}),
+               when=lambda f: f.interpolate is not None,
+               why={"n": "--interpolate blends the best checkpoint with "
+                    "the run's start", "last_step": "--interpolate blends "
+                    "the best checkpoint with the run's start",
+                    "model_dir": "--output_dir is the run"},
+               example=("--interpolate=0.5",)),
     modes.Mode("with --output_dir as the run",
                frozenset({"output_dir", "avg_dir", "n", "last_step"})),
 ))
@@ -46,6 +61,10 @@ def main():
   if not run_dir:
     raise app.UsageError("missing required flag: --output_dir (the "
                                 "run)")
+  if FLAGS.interpolate is not None:
+    from t2t_keras.training.interpolate import interpolate_with_start  # pylint: disable=g-import-not-at-top
+    interpolate_with_start(run_dir, FLAGS.interpolate, avg_dir)
+    return 0
   from t2t_keras.training.average import average_checkpoints  # pylint: disable=g-import-not-at-top
   average_checkpoints(run_dir, avg_dir, FLAGS.n, last_step=FLAGS.last_step)
   return 0

@@ -44,14 +44,22 @@ def average_checkpoints(model_dir, output_dir=None, n=5, log=log_line,
         f" at or before step {last_step} (the run keeps its last few)")
     log(f"only {len(paths)} checkpoint(s) in {model_dir}{why}; averaging "
         "those")
+  del spec
+  path = save_as_run(model, hparams, model_dir, output_dir,
+                     step_of(paths[-1]))
+  log(f"averaged {', '.join(os.path.basename(p) for p in paths)} into {path}")
+  return path
+
+
+def save_as_run(model, hparams, model_dir, output_dir, step):
+  """Writes ``model``'s weights as checkpoint ``step`` in ``output_dir``,
+  with ``model_dir``'s hparams.json and model.json beside it, so that the
+  decoder and exporter load it as a run. Returns the checkpoint's path."""
   os.makedirs(output_dir, exist_ok=True)
   hparams.save(os.path.join(output_dir, "hparams.json"))
   with open(os.path.join(model_dir, "model.json"), encoding="utf-8") as src, \
       open(os.path.join(output_dir, "model.json"), "w", encoding="utf-8") as d:
     d.write(src.read())
-  del spec
   manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model),
                                        output_dir, max_to_keep=1)
-  path = checkpoint_io.save(manager, step_of(paths[-1]))
-  log(f"averaged {', '.join(os.path.basename(p) for p in paths)} into {path}")
-  return path
+  return checkpoint_io.save(manager, step)

@@ -39,6 +39,7 @@ from t2t_keras.training.signals import SignalStopHook
 from t2t_keras.training.time_limit import TimeLimitHook
 from t2t_keras.training.trainer import Trainer
 from t2t_keras.training.warm_start import plan as plan_warm_start
+from t2t_keras.training.warm_start import recorded as warm_start_record
 from t2t_keras.training.warm_start import warm_start
 
 
@@ -193,6 +194,8 @@ def _train(config, log):
     config_class.from_hparams(hparams)
   spec = model_spec(c.model, input_vocab, target_vocab, c.problem, c.flags,
                     vocab_digest(problem, c.data_dir), c.data_dir)
+  spec = warm_start_record(spec, c.warm_start_from, c.warm_start_vocab,
+                           c.output_dir)
   # A warm start's source is checked before the new run writes anything.
   planned = None
   if c.warm_start_from and not (os.path.isdir(c.output_dir) and

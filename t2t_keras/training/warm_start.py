@@ -194,6 +194,26 @@ def _shapes_depend_on(key, spec, hparams, value):
           [tuple(w.shape) for w in _built(spec, hparams).weights])
 
 
+def recorded(spec, source, vocab, output_dir):
+  """``spec`` (a model.json dict) with "warm_start": {"from": the source's
+  absolute path, "vocab": the vocabulary mode}, what ``t2t-avg-all
+  --interpolate`` starts from again: this command's ``source``, or where
+  it is not given (a resume without --warm_start_from), what ``output_dir``
+  recorded before."""
+  if source:
+    return dict(spec, warm_start={"from": os.path.abspath(source),
+                                  "vocab": vocab or "same"})
+  path = os.path.join(output_dir, MODEL_SPEC)
+  if os.path.isfile(path):
+    try:
+      before = json_files.load(path, SPEC_TYPES).get("warm_start")
+    except UserError:
+      before = None   # a damaged model.json is check_model_spec's to name
+    if before:
+      return dict(spec, warm_start=before)
+  return spec
+
+
 def warm_start(trainer, planned, optimizer=False):
   """Loads the ``WarmStartPlan``'s weights (and with ``optimizer`` its
   optimizer state; not with a mapped vocabulary) into ``trainer``."""
