@@ -199,12 +199,17 @@ def main():
     with open("/proc/cpuinfo", encoding="utf-8") as f:
       names = [l.split(":", 1)[1].strip() for l in f if l.startswith("model name")]
     cpu = names[0] if names else cpu
-  print(f"{cpu}, {os.cpu_count()} CPUs; training: {s['batch']} sentences x "
-        f"({s['source_length']} + {s['target_length']}) tokens a step, "
-        f"shared vocabulary {s['vocab']:,}, median of {args.steps} steps "
-        f"({args.big_steps} for big); decoding: {s['sentences']} sentences "
-        f"of {s['decode_source_length']} tokens, at most "
-        f"{s['output_length']} output tokens, beam 4 (alpha 0.6) or greedy; "
+  shapes_note = (
+      f"training: {s['batch']} sentences x "
+      f"({s['source_length']} + {s['target_length']}) tokens a step, "
+      f"shared vocabulary {s['vocab']:,}, median of {args.steps} steps "
+      f"({args.big_steps} for big); decoding: {s['sentences']} sentences "
+      f"of {s['decode_source_length']} tokens, at most "
+      f"{s['output_length']} output tokens, beam 4 (alpha 0.6) or greedy; "
+      if "throughput" in parts else
+      f"decoding sources of {s['decode_source_length']} tokens, shared "
+      f"vocabulary {s['vocab']:,}; ")
+  print(f"{cpu}, {os.cpu_count()} CPUs; {shapes_note}"
         f"{rounds_note}matmul peak (4096^3, TensorFlow): float32 "
         f"{peaks['float32'] / 1e9:,.0f}, bfloat16 "
         f"{peaks['bfloat16'] / 1e9:,.0f} GFLOP/s", flush=True)
