@@ -14,7 +14,7 @@ from t2t_keras.data.vocab import SubwordVocab
 from t2t_keras.decode_defaults import COMPUTE_TYPES
 from t2t_keras.decoding.backend import Backend
 from t2t_keras.decoding.batching import encode_with_eos, equal_length_chunks
-from t2t_keras.decoding.options import BATCH_SIZE, decode_hparams
+from t2t_keras.decoding.options import decode_hparams, sentences_a_batch
 from t2t_keras.decoding.search import search_name
 from t2t_keras.decoding.steps import hypothesis_score
 from t2t_keras.errors import UserError
@@ -117,7 +117,7 @@ class Ct2Decoder(Backend):
 
   def batches(self, items):
     return equal_length_chunks([len(i) for i in items],
-                               self.hparams.batch_size or BATCH_SIZE)
+                               sentences_a_batch(self.hparams))
 
   def decode_batch(self, items, prefixes):
     del prefixes   # prefix_kind None: the base class refuses them

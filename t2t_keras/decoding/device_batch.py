@@ -4,7 +4,7 @@ the default; Marian's ``--mini-batch-fit``).
 On a CPU a batch is ``BATCH_SIZE`` (32) sentences, where beam search's
 throughput levels off on 2 cores. With a GPU visible to TensorFlow, the
 batch is as many sentences as fill ``MEMORY_SHARE`` of its memory at the
-longest input allowed: per sentence, the model's decoding cache for each
+longest input allowed (``max_input_length``): per sentence, the model's decoding cache for each
 hypothesis (measured, as ``init_cache`` makes it for one sentence) plus
 three float32 rows of the vocabulary (logits, log-probabilities, the
 top-k's input) per hypothesis; at least ``BATCH_SIZE``, at most
@@ -13,7 +13,7 @@ top-k's input) per hypothesis; at least ``BATCH_SIZE``, at most
 
 import numpy as np
 
-from t2t_keras.decoding.options import BATCH_SIZE
+from t2t_keras.decoding.options import BATCH_SIZE, sentences_a_batch
 
 MEMORY_SHARE = 0.5
 MAX_SENTENCES = 1024
@@ -49,12 +49,9 @@ def sentence_bytes(model, hparams, source_length):
 def decode_batch_size(model, hparams, memory=None):
   """Sentences a batch for ``model`` decoding with ``hparams``;
   ``memory``: the device's bytes (default: ``accelerator_memory()``)."""
-  if hparams.batch_size:
-    return int(hparams.batch_size)
   memory = accelerator_memory() if memory is None else memory
-  if not memory:
-    return BATCH_SIZE
-  longest = min(int(hparams.max_input_length), 512)
-  fits = int(MEMORY_SHARE * memory // sentence_bytes(model, hparams,
-                                                     longest))
+  if hparams.batch_size or not memory:
+    return sentences_a_batch(hparams)
+  fits = int(MEMORY_SHARE * memory // sentence_bytes(
+      model, hparams, int(hparams.max_input_length)))
   return max(BATCH_SIZE, min(MAX_SENTENCES, fits))

@@ -13,6 +13,13 @@ from t2t_keras.hparams import HParams
 BATCH_SIZE = 32         # sentences per search call on a CPU
 
 
+def sentences_a_batch(hparams):
+  """Decode hparams' ``batch_size``, or ``BATCH_SIZE`` for 0 where the
+  backend does not size the batch to the device (``decoding.device_batch``
+  does for checkpoints)."""
+  return int(hparams.batch_size) or BATCH_SIZE
+
+
 def decode_hparams(overrides="", defaults=None):
   """The paper's decoding settings (section 6.1), then a problem's
   ``defaults`` (parsing: beam 21, alpha 0.3, extra 300), then overrides.

@@ -9,9 +9,8 @@ from t2t_keras.decoding.alignments import Aligner
 from t2t_keras.decoding.ct2 import Ct2Decoder
 from t2t_keras.decoding.dev_bleu import split_text
 from t2t_keras.decoding.decoder import Decoder
-from t2t_keras.decoding.options import (BATCH_SIZE, decode_hparams,
-                                        describe,
-                                        describe_precision)
+from t2t_keras.decoding.options import (decode_hparams, describe,
+                                        describe_precision, sentences_a_batch)
 from t2t_keras.decoding.saved_model import SavedModelDecoder
 from t2t_keras.decoding.scoring import Scorer, score_stream
 from t2t_keras.decoding.stream import decode_stream
@@ -68,7 +67,7 @@ def score(problem_name, model_dir, data_dir, pairs, target,
   log(f"scoring with {path} in {describe_precision(model)}")
   scorer = Scorer(model, vocabs[0], vocabs[1],
                   max_input_length=hparams.max_input_length,
-                  batch_size=hparams.batch_size or BATCH_SIZE,
+                  batch_size=sentences_a_batch(hparams),
                   constraint=problem.decode_constraint(data_dir),
                   extra_length=hparams.extra_length)
   return score_stream(scorer, pairs, target, window, log=log)

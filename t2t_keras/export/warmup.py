@@ -36,7 +36,8 @@ def sentences(vocab, count, words=_WORDS):
 def requests(vocab, target_vocab, signatures):
   """The warm-up requests for a SavedModel with ``signatures`` (names):
   a list of (signature name, {input name: numpy array})."""
-  batch = {n: np.array(sentences(vocab, n), dtype=object) for n in BATCH_SIZES}
+  made = sentences(vocab, max(BATCH_SIZES))
+  batch = {n: np.array(made[:n], dtype=object) for n in BATCH_SIZES}
   out = [("serving_default", {"inputs": batch[n]}) for n in BATCH_SIZES]
   if "decode_ids" in signatures:
     ids = [vocab.encode(s) + [EOS_ID] for s in batch[1]]

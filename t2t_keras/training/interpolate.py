@@ -25,6 +25,7 @@ from t2t_keras.logs import log_line
 from t2t_keras.models.builder import build_model_from_dir
 from t2t_keras.training import warm_start
 from t2t_keras.training.average import save_as_run
+from t2t_keras.training.best import BEST_DIR
 from t2t_keras.training.checkpoints import step_of
 
 
@@ -67,7 +68,7 @@ def interpolate_with_start(model_dir, alpha, output_dir=None, log=log_line):
 
 
 def _tuned_checkpoint(model_dir):
-  for folder in (os.path.join(model_dir, "best"), model_dir):
+  for folder in (os.path.join(model_dir, BEST_DIR), model_dir):
     path = (checkpoint_io.newest_readable(folder)
             if os.path.isdir(folder) else None)
     if path:
