@@ -57,6 +57,8 @@ class Setting:
     import jax  # pylint: disable=g-import-not-at-top
     import keras  # pylint: disable=g-import-not-at-top
     from t2t_keras import registry  # pylint: disable=g-import-not-at-top
+    from t2t_keras.decoding.jax_search import JaxSearch  # pylint: disable=g-import-not-at-top
+    from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top
     import train_speed_jax  # pylint: disable=g-import-not-at-top
     self.hparams = registry.hparams(hparams_set)
     self.hparams.parse(overrides)
@@ -88,17 +90,9 @@ class Setting:
                                         False)
       return loss_sum, count
 
-    @jax.jit
-    def greedy(trainable, non_trainable, inputs, targets):
-      # The whole decoder again at each position: the contract's cache
-      # grows a step at a time, which a fixed-shape loop cannot carry.
-      def body(t, targets):
-        logits, _ = model.stateless_call(
-            trainable, non_trainable, {"inputs": inputs, "targets": targets},
-            training=False)
-        best = jax.numpy.argmax(logits[:, t], axis=-1).astype("int32")
-        return targets.at[:, t].set(best)
-      return jax.lax.fori_loop(0, targets.shape[1], body, targets)
+    # The library's greedy search (decoding.jax_search), the weights passed
+    # in: trainable values (a moving average's too), then non-trainable.
+    greedy = JaxSearch(model, decode_hparams("beam_size=1"))
 
     self._update, self._dev_loss, self._greedy = update, dev_loss, greedy
     self.state = train_speed_jax.initial_state(model, optimizer)
@@ -124,8 +118,8 @@ class Setting:
       s, c = self._dev_loss(weights, non_trainable,
                             {"inputs": inputs, "targets": targets})
       loss_sum, count = loss_sum + float(s), count + float(c)
-      ids = np.asarray(self._greedy(weights, non_trainable, inputs,
-                                    np.zeros_like(targets)))
+      ids = np.asarray(self._greedy(
+          inputs, values=list(weights) + list(non_trainable))[0][:, 0])
       for row in ids[:len(src[start:start + chunk])]:
         row = list(row)
         row = row[:row.index(EOS_ID)] if EOS_ID in row else row

@@ -3,8 +3,9 @@ of ``models.base.Seq2SeqModel`` (encode, init_cache, decode_step,
 reorder_cache), as in section 6.1: beam 4, length penalty alpha 0.6, maximum
 output length input length + 50, early termination.
 
-Written with core TensorFlow ops only (tf.while_loop, gather, top_k), so a
-SavedModel of it loads in stock TF Serving. Scores are GNMT's (the paper's
+Written in ``keras.ops`` and ``tensor_ops`` (a while loop, gathers,
+top-k): core ops on TensorFlow, so a SavedModel of it loads in stock TF
+Serving, and the same search under XLA and ``jax.jit``. Scores are GNMT's (the paper's
 [38]): log P(Y|X) / lp(Y), lp(Y) = ((5 + |Y|) / 6)^alpha, |Y| counting EOS,
 plus ``length_reward`` x |Y| (a word reward, as Marian's word penalty with
 the sign turned; 0, the paper's, by default). Where alpha barely moves long
@@ -20,15 +21,17 @@ sentence's length limit is raised to what the constraint needs. Without
 one, the graph is the unconstrained search's.
 """
 
-import tensorflow as tf
+import keras
+from keras import ops
 
 from t2t_keras import registry
 from t2t_keras.decoding.search import Search
 from t2t_keras.decoding.steps import (ALPHA, BEAM_SIZE, EXTRA_LENGTH,
                                       constrained_limits, hypothesis_score,
                                       length_penalty, output_length,
-                                      per_hypothesis_state, search_loop,
-                                      step_best, write_column)
+                                      per_hypothesis_state, step_best,
+                                      write_column)
+from t2t_keras.decoding.tensor_ops import gather_rows, search_loop, take
 from t2t_keras.ids import EOS_ID
 from t2t_keras.kernels.weights_once import reading_weights_once
 from t2t_keras.layers.masks import NEG_INF
@@ -50,8 +53,8 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
   first; scores [batch, beam_size], length-penalized log-probabilities
   plus the reward).
   """
-  inputs = tf.convert_to_tensor(inputs)
-  batch, beam = tf.shape(inputs)[0], beam_size
+  inputs = ops.convert_to_tensor(inputs, "int32")
+  batch, beam = ops.shape(inputs)[0], beam_size
   limits, allowed = constrained_limits(inputs, extra_length, beam,
                                         constraint)        # [batch*beam]
   max_length = output_length(inputs, extra_length, constraint)
@@ -59,50 +62,50 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
   cache = model.init_cache(state, max_length)
   sentence_limits = limits[::beam]                                 # [batch]
   best_possible_lp = length_penalty(sentence_limits, alpha)
+  row_starts = ops.arange(batch)[:, None] * beam                # [batch, 1]
 
   def reward(length):
-    return length_reward * tf.cast(length, tf.float32)
+    return length_reward * ops.cast(length, "float32")
 
   most_reward = reward(sentence_limits)
 
   def body(step, alive_seq, alive_logp, fin_seq, fin_score, allowed, cache):
-    previous = tf.reshape(
-        tf.gather(alive_seq, tf.maximum(step - 1, 0), axis=2), [-1])
-    previous = tf.where(step > 0, previous, tf.zeros_like(previous))
+    previous = ops.reshape(take(alive_seq, ops.maximum(step - 1, 0), axis=2),
+                           (-1,))
+    previous = ops.where(step > 0, previous, 0)
     log_probs, tokens, cache = step_best(model, previous, step, cache,
                                           limits, 2 * beam, constraint,
                                           allowed)
     per_row = log_probs.shape[-1]  # 2 * beam, or the vocabulary if smaller
-    candidates = alive_logp[:, :, None] + tf.reshape(log_probs,
-                                                     [batch, beam, per_row])
-    flat = tf.reshape(candidates, [batch, beam * per_row])
-    top_logp, top_index = tf.math.top_k(flat, k=2 * beam)
+    candidates = alive_logp[:, :, None] + ops.reshape(log_probs,
+                                                      (-1, beam, per_row))
+    flat = ops.reshape(candidates, (-1, beam * per_row))
+    top_logp, top_index = ops.top_k(flat, 2 * beam)
     top_beam = top_index // per_row
-    top_token = tf.gather(tf.reshape(tokens, [batch, beam * per_row]),
-                          top_index, batch_dims=1)
-    top_seq = write_column(tf.gather(alive_seq, top_beam, batch_dims=1),
-                           step, top_token)
-    is_eos = tf.equal(top_token, EOS_ID)
+    top_token = gather_rows(ops.reshape(tokens, (-1, beam * per_row)),
+                            top_index)
+    top_seq = write_column(gather_rows(alive_seq, top_beam), step, top_token)
+    is_eos = ops.equal(top_token, EOS_ID)
     # Alive: the best K that did not end.
-    alive_rank = top_logp + tf.where(is_eos, NEG_INF, 0.0)
-    new_logp, alive_pick = tf.math.top_k(alive_rank, k=beam)
-    alive_seq = tf.gather(top_seq, alive_pick, batch_dims=1)
-    origin = tf.gather(top_beam, alive_pick, batch_dims=1)    # [batch, K]
-    rows = tf.reshape(origin + tf.range(batch)[:, None] * beam, [-1])
+    alive_rank = top_logp + ops.where(is_eos, NEG_INF, 0.0)
+    new_logp, alive_pick = ops.top_k(alive_rank, beam)
+    alive_seq = gather_rows(top_seq, alive_pick)
+    origin = gather_rows(top_beam, alive_pick)                # [batch, K]
+    rows = ops.reshape(origin + row_starts, (-1,))
     cache = model.reorder_cache(cache, rows)
     if constraint is not None:
       allowed = constraint.advance(
-          tf.nest.map_structure(lambda t: tf.gather(t, rows), allowed),
-          tf.reshape(tf.gather(top_token, alive_pick, batch_dims=1), [-1]))
+          keras.tree.map_structure(lambda t: take(t, rows), allowed),
+          ops.reshape(gather_rows(top_token, alive_pick), (-1,)))
     # Finished: the best K of the old ones and those that just ended.
-    score = hypothesis_score(top_logp, tf.cast(step + 1, tf.float32), alpha,
+    score = hypothesis_score(top_logp, ops.cast(step + 1, "float32"), alpha,
                              length_reward)
-    real = tf.logical_and(is_eos, top_logp > NEG_INF / 2)  # not from dead beams
-    score = tf.where(real, score, NEG_INF)
-    pool_seq = tf.concat([fin_seq, top_seq], axis=1)
-    pool_score = tf.concat([fin_score, score], axis=1)
-    fin_score, pick = tf.math.top_k(pool_score, k=beam)
-    fin_seq = tf.gather(pool_seq, pick, batch_dims=1)
+    real = ops.logical_and(is_eos, top_logp > NEG_INF / 2)  # not dead beams
+    score = ops.where(real, score, NEG_INF)
+    pool_seq = ops.concatenate([fin_seq, top_seq], axis=1)
+    pool_score = ops.concatenate([fin_score, score], axis=1)
+    fin_score, pick = ops.top_k(pool_score, beam)
+    fin_seq = gather_rows(pool_seq, pick)
     return step + 1, alive_seq, new_logp, fin_seq, fin_score, allowed, cache
 
   def cond(step, alive_seq, alive_logp, fin_seq, fin_score, *_):
@@ -113,22 +116,23 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
     best_alive = alive_logp[:, 0] / best_possible_lp + (
         most_reward if length_reward > 0 else reward(step + 1))
     worst_kept = fin_score[:, beam - 1 if nbest else 0]
-    done = tf.reduce_all(worst_kept >= best_alive)
-    return tf.logical_and(step < max_length, tf.logical_not(done))
+    done = ops.all(worst_kept >= best_alive)
+    return ops.logical_and(step < max_length, ops.logical_not(done))
 
-  first = tf.concat([tf.zeros([1]), tf.fill([beam - 1], NEG_INF)], 0)
-  start = (tf.constant(0), tf.zeros([batch, beam, max_length], tf.int32),
-           tf.tile(first[None], [batch, 1]),
-           tf.zeros([batch, beam, max_length], tf.int32),
-           tf.fill([batch, beam], NEG_INF), allowed or {}, cache)
+  first = ops.where(ops.arange(beam) == 0, 0.0, NEG_INF)        # [beam]
+  start = (ops.convert_to_tensor(0, "int32"),
+           ops.zeros((batch, beam, max_length), "int32"),
+           ops.tile(first[None], (batch, 1)),
+           ops.zeros((batch, beam, max_length), "int32"),
+           ops.full((batch, beam), NEG_INF, "float32"), allowed or {}, cache)
   _, alive_seq, alive_logp, fin_seq, fin_score, _, _ = search_loop(cond, body,
                                                               start)
   # A sentence with nothing finished (cannot happen with EOS forced at the
   # limit, unless stopped early) falls back to its live beams.
-  none_finished = tf.reduce_all(fin_score <= NEG_INF / 2, axis=1)
+  none_finished = ops.all(fin_score <= NEG_INF / 2, axis=1)
   alive_score = alive_logp / best_possible_lp[:, None] + most_reward[:, None]
-  ids = tf.where(none_finished[:, None, None], alive_seq, fin_seq)
-  scores = tf.where(none_finished[:, None], alive_score, fin_score)
+  ids = ops.where(none_finished[:, None, None], alive_seq, fin_seq)
+  scores = ops.where(none_finished[:, None], alive_score, fin_score)
   return ids, scores
 
 

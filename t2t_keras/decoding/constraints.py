@@ -4,8 +4,8 @@ A constraint keeps per-hypothesis state in tensors (a dict of tensors whose
 first axis is the hypothesis, so beam search reorders it with the same
 indices as the model's cache) and, at each step, answers a boolean mask
 [hypotheses, vocab] of the allowed tokens. Searches (beam, greedy,
-sampling), scoring and the exported SavedModel apply it the same way, with
-core TensorFlow ops only:
+sampling), scoring and the exported SavedModel apply it the same way, in
+``keras.ops`` (core ops on TensorFlow, and the same under JAX):
 
 * ``renormalize = True`` (a grammar, e.g. parsing's well-formed trees):
   disallowed tokens get NEG_INF before normalization, so the model's
@@ -23,8 +23,10 @@ Interface (``Constraint``):
     (EOS included); the search raises its length limits to them.
 """
 
-import tensorflow as tf
+import numpy as np
+from keras import ops
 
+from t2t_keras.decoding.tensor_ops import take
 from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.layers.masks import NEG_INF
 
@@ -40,7 +42,7 @@ class Constraint:
 
   def allowed(self, state, step, limits, vocab):
     del state, step, vocab
-    return tf.ones([tf.shape(limits)[0], 1], tf.bool)
+    return ops.ones((ops.shape(limits)[0], 1), "bool")
 
   def advance(self, state, tokens):
     del tokens
@@ -59,27 +61,27 @@ class Constraint:
 
 def per_hypothesis(tensor, hypotheses):
   """Each row of ``tensor`` repeated ``hypotheses`` times (beam order)."""
-  return tf.repeat(tensor, hypotheses, axis=0)
+  return ops.repeat(tensor, hypotheses, axis=0)
 
 
 def one_hot_mask(ids, vocab):
   """int [n] -> bool [n, vocab], True at each row's id."""
-  return tf.equal(tf.range(vocab)[None, :], tf.cast(ids, tf.int32)[:, None])
+  return ops.equal(ops.arange(vocab)[None, :], ops.cast(ids, "int32")[:, None])
 
 
 def bias(mask):
   """bool mask -> float32 0 where allowed, NEG_INF elsewhere."""
-  return tf.where(mask, 0.0, NEG_INF)
+  return ops.where(mask, 0.0, NEG_INF)
 
 
 def constrained_log_probs(logits, mask, renormalize):
   """log-softmax of float32 ``logits`` [n, vocab] under a bool ``mask``
   (None: no constraint), as the module docstring says."""
   if mask is None:
-    return tf.nn.log_softmax(logits)
+    return ops.log_softmax(logits, axis=-1)
   if renormalize:
-    return tf.nn.log_softmax(logits + bias(mask))
-  return tf.nn.log_softmax(logits) + bias(mask)
+    return ops.log_softmax(logits + bias(mask), axis=-1)
+  return ops.log_softmax(logits, axis=-1) + bias(mask)
 
 
 def word_starts_of(vocab):
@@ -106,79 +108,42 @@ class PrefixConstraint(Constraint):
   renormalize = False
 
   def __init__(self, prefixes, word_starts=None):
-    prefixes = tf.cast(prefixes, tf.int32)
+    prefixes = ops.cast(prefixes, "int32")
     # One padding column, so that a step past every prefix reads padding.
-    self.prefixes = tf.pad(prefixes, [[0, 0], [0, 1]])
+    self.prefixes = ops.pad(prefixes, ((0, 0), (0, 1)))
     self.word_starts = None
     if word_starts is not None:
       # EOS may follow a prefix: the output is the prefix alone.
-      self.word_starts = tf.tensor_scatter_nd_update(
-          tf.constant(word_starts, tf.bool), [[EOS_ID]], [True])
+      starts = np.array(word_starts, bool)
+      starts[EOS_ID] = True
+      self.word_starts = starts
 
   def start(self, inputs, hypotheses):
     del inputs
-    lengths = tf.reduce_sum(
-        tf.cast(tf.not_equal(self.prefixes, PAD_ID), tf.int32), 1)
+    lengths = ops.sum(
+        ops.cast(ops.not_equal(self.prefixes, PAD_ID), "int32"), 1)
     return {"prefix": per_hypothesis(self.prefixes, hypotheses),
             "length": per_hypothesis(lengths, hypotheses)}
 
   def allowed(self, state, step, limits, vocab):
     del limits
     prefix = state["prefix"]
-    at = tf.minimum(step, tf.shape(prefix)[1] - 1)
-    forced = tf.gather(prefix, at, axis=1)
-    free = step >= state["length"]
-    allowed = tf.logical_or(free[:, None], one_hot_mask(forced, vocab))
+    at = ops.minimum(step, ops.shape(prefix)[1] - 1)
+    forced = take(prefix, at, axis=1)
+    free = ops.greater_equal(step, state["length"])
+    allowed = ops.logical_or(free[:, None], one_hot_mask(forced, vocab))
     if self.word_starts is None:
       return allowed
     # The step right after a prefix: a word's first piece or EOS.
-    starts = self.word_starts[:vocab]
-    starts = tf.pad(starts, [[0, vocab - tf.shape(starts)[0]]])
-    after = tf.logical_and(tf.equal(step, state["length"]),
-                           state["length"] > 0)
-    return tf.where(after[:, None], starts[None, :], allowed)
+    starts = ops.convert_to_tensor(self.word_starts)[:vocab]
+    starts = ops.pad(starts, ((0, vocab - ops.shape(starts)[0]),))
+    after = ops.logical_and(ops.equal(step, state["length"]),
+                            ops.greater(state["length"], 0))
+    return ops.where(after[:, None], starts[None, :], allowed)
 
   def min_limits(self, state):
     return state["length"] + 1
 
   def length_bound(self, inputs):
     del inputs
-    return tf.shape(self.prefixes)[1]   # the longest prefix + 1
-
-
-def step_masks(constraint, inputs, targets, vocab, limits):
-  """The masks a constraint gives along given outputs (for scoring).
-
-  Args:
-    constraint: a ``Constraint``.
-    inputs: int32 [batch, source_length].
-    targets: int32 [batch, target_length], EOS-terminated, 0-padded.
-    vocab: the target vocabulary size.
-    limits: int32 [batch], the searches' length limits (input length +
-      extra_length), raised to the constraint's ``min_limits`` here.
-  Returns:
-    bool [batch, target_length, vocab]: step t's mask before target t.
-  """
-  state = constraint.start(inputs, 1)
-  needed = constraint.min_limits(state)
-  if needed is not None:
-    limits = tf.maximum(limits, needed)
-  steps = tf.shape(targets)[1]
-  masks = tf.TensorArray(tf.bool, size=steps)
-
-  def body(step, state, masks):
-    masks = masks.write(step, constraint.allowed(state, step, limits, vocab))
-    token = targets[:, step]
-    advanced = constraint.advance(state, token)
-    # Rows past their EOS keep their state (their masks are not scored).
-    live = tf.not_equal(token, PAD_ID)
-    state = tf.nest.map_structure(
-        lambda new, old: tf.where(
-            tf.reshape(live, [-1] + [1] * (new.shape.rank - 1)), new, old),
-        advanced, state)
-    return step + 1, state, masks
-
-  _, _, masks = tf.while_loop(lambda step, *_: step < steps, body,
-                              (tf.constant(0), state, masks))
-  return tf.transpose(masks.stack(), [1, 0, 2])
-
+    return ops.shape(self.prefixes)[1]   # the longest prefix + 1

@@ -30,7 +30,7 @@ while words are left only where ``left + 4`` do. Every limit is at least
 ``leaves + 3`` (the first word, its constituent opened and closed, EOS).
 """
 
-import tensorflow as tf
+from keras import ops
 
 from t2t_keras.decoding.tree_constraint import (CLOSE, LEAF, MAX_DEPTH,
                                                 MAX_OPENS, TreeConstraint)
@@ -60,18 +60,18 @@ class InOrderTreeConstraint(TreeConstraint):
   def _step_rules(self, state, starts_word, step, limits):
     left, depth = state["leaves"] - state["placed"], state["depth"]
     last = state["last"]
-    boundary = tf.equal(left, 0) | starts_word
-    completed = tf.equal(last, LEAF) | tf.equal(last, CLOSE)
+    boundary = ops.equal(left, 0) | starts_word
+    completed = ops.equal(last, LEAF) | ops.equal(last, CLOSE)
     may_open = (boundary & completed & (depth < self.max_depth) &
                 (state["opens"] < self.max_opens) &
                 (left + depth + 3 <= limits - step))
     # Closing the outermost open constituent while words are left: an
     # opening bracket must follow, to take it as a first child.
     may_close = boundary & (depth > 0) & (
-        (depth > 1) | tf.equal(left, 0) |
+        (depth > 1) | ops.equal(left, 0) |
         ((left + 4 <= limits - step) & (state["opens"] < self.max_opens)))
-    may_leaf = (left > 0) & ((depth > 0) | tf.equal(step, 0) |
-                             tf.logical_not(boundary))
-    may_end = ((tf.equal(depth, 0) & tf.equal(left, 0) &
-                tf.equal(last, CLOSE)) | tf.equal(state["leaves"], 0))
+    may_leaf = (left > 0) & ((depth > 0) | ops.equal(step, 0) |
+                             ops.logical_not(boundary))
+    may_end = ((ops.equal(depth, 0) & ops.equal(left, 0) &
+                ops.equal(last, CLOSE)) | ops.equal(state["leaves"], 0))
     return may_open, may_close, may_leaf, may_end

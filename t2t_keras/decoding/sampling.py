@@ -3,16 +3,17 @@ each next token is drawn from the model's distribution, optionally sharpened
 by a temperature and cut to the ``top_k`` most likely tokens or to the
 smallest set whose probability reaches ``top_p`` (nucleus sampling).
 
-Draws are stateless (``tf.random.stateless_categorical`` seeded with
-(seed, step)), so a seed gives the same outputs for the same batch, and the
-loop uses core ops only (it exports). With ``top_k=1`` sampling is greedy
+Draws are stateless (``tensor_ops.categorical`` seeded with (seed, step)),
+so a seed gives the same outputs for the same batch on one backend, and the
+loop uses core ops only on TensorFlow (it exports). With ``top_k=1`` sampling is greedy
 decoding. Scores are the model's log-probabilities of the drawn outputs
 (untempered, unfiltered).
 """
 
-import tensorflow as tf
+from keras import ops
 
 from t2t_keras import registry
+from t2t_keras.decoding.tensor_ops import categorical, gather_rows
 from t2t_keras.decoding.token_by_token import TokenSearch, token_by_token
 from t2t_keras.errors import UserError
 from t2t_keras.layers.masks import NEG_INF
@@ -40,15 +41,16 @@ def filter_logits(log_probs, method, top_k=0, top_p=1.0, temperature=1.0):
   mass ``top_p`` (``topp``) set to NEG_INF."""
   logits = log_probs / temperature
   if method == "topk" and top_k > 0:
-    kth = tf.math.top_k(logits, k=top_k).values[:, -1:]
-    return tf.where(logits < kth, NEG_INF, logits)
+    kth = ops.top_k(logits, top_k)[0][:, -1:]
+    return ops.where(logits < kth, NEG_INF, logits)
   if method == "topp":
-    ordered = tf.sort(logits, axis=-1, direction="DESCENDING")
-    probs = tf.nn.softmax(ordered)
-    before = tf.cumsum(probs, axis=-1, exclusive=True)   # mass above each
-    kept = tf.reduce_sum(tf.cast(before < top_p, tf.int32), -1)  # >= 1
-    smallest = tf.gather(ordered, kept - 1, axis=1, batch_dims=1)[:, None]
-    return tf.where(logits < smallest, NEG_INF, logits)
+    ordered = ops.flip(ops.sort(logits, axis=-1), axis=-1)  # descending
+    probs = ops.softmax(ordered, axis=-1)
+    before = ops.pad(ops.cumsum(probs, axis=-1)[:, :-1],
+                     ((0, 0), (1, 0)))                  # the mass above each
+    kept = ops.sum(ops.cast(before < top_p, "int32"), -1)  # >= 1
+    smallest = gather_rows(ordered, kept[:, None] - 1)
+    return ops.where(logits < smallest, NEG_INF, logits)
   return logits
 
 
@@ -56,9 +58,7 @@ def draw(log_probs, step, method, top_k, top_p, temperature, seed):
   """int32 [batch]: one token a row of ``log_probs`` [batch, vocab], drawn
   after ``filter_logits``, seeded by (seed, step)."""
   logits = filter_logits(log_probs, method, top_k, top_p, temperature)
-  seeds = tf.stack([tf.constant(seed, tf.int32), tf.cast(step, tf.int32)])
-  return tf.random.stateless_categorical(logits, 1, seed=seeds,
-                                         dtype=tf.int32)[:, 0]
+  return categorical(logits, seed, step)
 
 
 def sample_decode(model, inputs, method="topk", top_k=0, top_p=1.0,

@@ -15,8 +15,7 @@ import tensorflow as tf
 
 from t2t_keras.decode_defaults import DEFAULT_WINDOW
 from t2t_keras.decoding.steps import EXTRA_LENGTH
-from t2t_keras.decoding.constraints import (NEG_INF, constrained_log_probs,
-                                            step_masks)
+from t2t_keras.decoding.constraints import NEG_INF, constrained_log_probs
 from t2t_keras.decoding.batching import (encode_with_eos,
                                          length_sorted_chunks, padded,
                                          windows)
@@ -26,6 +25,43 @@ from t2t_keras.ids import PAD_ID
 from t2t_keras.logs import log_line
 
 _IDS = tf.TensorSpec([None, None], tf.int32)
+
+
+def step_masks(constraint, inputs, targets, vocab, limits):
+  """The masks a constraint gives along given outputs (for scoring).
+
+  Args:
+    constraint: a ``Constraint``.
+    inputs: int32 [batch, source_length].
+    targets: int32 [batch, target_length], EOS-terminated, 0-padded.
+    vocab: the target vocabulary size.
+    limits: int32 [batch], the searches' length limits (input length +
+      extra_length), raised to the constraint's ``min_limits`` here.
+  Returns:
+    bool [batch, target_length, vocab]: step t's mask before target t.
+  """
+  state = constraint.start(inputs, 1)
+  needed = constraint.min_limits(state)
+  if needed is not None:
+    limits = tf.maximum(limits, needed)
+  steps = tf.shape(targets)[1]
+  masks = tf.TensorArray(tf.bool, size=steps)
+
+  def body(step, state, masks):
+    masks = masks.write(step, constraint.allowed(state, step, limits, vocab))
+    token = targets[:, step]
+    advanced = constraint.advance(state, token)
+    # Rows past their EOS keep their state (their masks are not scored).
+    live = tf.not_equal(token, PAD_ID)
+    state = tf.nest.map_structure(
+        lambda new, old: tf.where(
+            tf.reshape(live, [-1] + [1] * (new.shape.rank - 1)), new, old),
+        advanced, state)
+    return step + 1, state, masks
+
+  _, _, masks = tf.while_loop(lambda step, *_: step < steps, body,
+                              (tf.constant(0), state, masks))
+  return tf.transpose(masks.stack(), [1, 0, 2])
 
 
 class Scorer:

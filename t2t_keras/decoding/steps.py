@@ -3,11 +3,14 @@ while-loop over the model's cache, and the next token's log-probabilities
 with padding never produced, EOS forced at each sentence's limit and an
 optional constraint's mask applied (``decoding.constraints``).
 
-Written with core TensorFlow ops only (tf.while_loop, gather, top_k), so a
-SavedModel of a search loads in stock TF Serving.
+Written in ``keras.ops`` and ``tensor_ops`` (core ops on TensorFlow, so a
+SavedModel of a search loads in stock TF Serving; the same code under
+``jax.jit``). Shapes come from ``ops.shape``: static where known (always
+under JAX), tensors in a TensorFlow graph of unknown batch or length.
 """
 
-import tensorflow as tf
+import keras
+from keras import ops
 
 from t2t_keras.decoding import top_k
 from t2t_keras.decoding.constraints import bias, per_hypothesis
@@ -26,7 +29,7 @@ def _gnmt_penalty(length, alpha):
 
 def length_penalty(length, alpha):
   """GNMT's lp(Y) = ((5 + |Y|) / 6)^alpha of an int tensor or a number."""
-  return _gnmt_penalty(tf.cast(length, tf.float32), alpha)
+  return _gnmt_penalty(ops.cast(length, "float32"), alpha)
 
 
 def hypothesis_score(log_prob, length, alpha, length_reward=0.0):
@@ -39,7 +42,7 @@ def hypothesis_score(log_prob, length, alpha, length_reward=0.0):
 def sentence_limits(inputs, extra_length):
   """Per-sentence maximum output length (EOS included): the number of real
   input tokens (EOS included) + extra_length."""
-  lengths = tf.reduce_sum(tf.cast(tf.not_equal(inputs, PAD_ID), tf.int32), 1)
+  lengths = ops.sum(ops.cast(ops.not_equal(inputs, PAD_ID), "int32"), 1)
   return lengths + extra_length
 
 
@@ -51,43 +54,29 @@ def constrained_limits(inputs, extra_length, hypotheses, constraint):
     return limits, None
   state = constraint.start(inputs, hypotheses)
   needed = constraint.min_limits(state)
-  return (limits if needed is None else tf.maximum(limits, needed)), state
+  return (limits if needed is None else ops.maximum(limits, needed)), state
 
 
 def output_length(inputs, extra_length, constraint=None):
   """The longest output a batch can have, EOS included, from shapes only
-  (a constant under XLA): the padded input length + ``extra_length``,
-  raised to the constraint's ``length_bound``. It sizes the decoding cache
-  and the output ids; each sentence still stops at its own limit."""
-  longest = tf.shape(inputs)[1] + extra_length
+  (a constant under XLA and JAX): the padded input length +
+  ``extra_length``, raised to the constraint's ``length_bound``. It sizes
+  the decoding cache and the output ids; each sentence still stops at its
+  own limit."""
+  longest = ops.shape(inputs)[1] + extra_length
   bound = None if constraint is None else constraint.length_bound(inputs)
-  return longest if bound is None else tf.maximum(longest, bound)
+  if bound is None:
+    return longest
+  if isinstance(longest, int) and isinstance(bound, int):
+    return max(longest, bound)
+  return ops.maximum(longest, bound)
 
 
 def write_column(sequences, step, tokens):
   """``sequences`` int32 [..., max_length] with ``tokens`` [...] written at
   position ``step``: same shape (a select, as XLA and TF Serving take)."""
-  here = tf.equal(tf.range(tf.shape(sequences)[-1]), step)
-  return tf.where(here, tokens[..., None], sequences)
-
-
-def _invariant(t, free):
-  """The shape of loop variable ``t`` with its first ``free`` axes free."""
-  if isinstance(t, tf.TensorArray):
-    return t.element_shape
-  dims = t.shape.as_list()
-  free = min(free, len(dims))
-  return tf.TensorShape([None] * free + dims[free:])
-
-
-def search_loop(cond, body, start):
-  """tf.while_loop over ``start`` whose last element is the model's cache.
-  Every loop variable, the cache's tensors included, keeps its shape (the
-  contract of ``models.base``) but the batch axis (the model's ops need
-  not keep it static)."""
-  invariants = tuple(tf.nest.map_structure(lambda t: _invariant(t, 1), x)
-                     for x in start)
-  return tf.while_loop(cond, body, start, shape_invariants=invariants)
+  here = ops.equal(ops.arange(ops.shape(sequences)[-1]), step)
+  return ops.where(here, tokens[..., None], sequences)
 
 
 def per_hypothesis_state(state, hypotheses):
@@ -101,17 +90,17 @@ def per_hypothesis_state(state, hypotheses):
   outputs unset (a 1-layer Transformer's greedy search returned empty
   float32 tensors; ``tests/test_beam_search.py`` checks both searches in a
   function). An identity does not help: it is rewritten away."""
-  return tf.nest.map_structure(
-      lambda t: tf.repeat(t, hypotheses, axis=0), state)
+  return keras.tree.map_structure(
+      lambda t: ops.repeat(t, hypotheses, axis=0), state)
 
 
 def step_logits(model, ids, step, cache):
   """float32 logits of the next token with padding never produced.
   ids: [n]. Returns (logits [n, vocab], cache)."""
   logits, cache = model.decode_step(ids, step, cache)
-  logits = tf.cast(logits, tf.float32)
-  pad = tf.one_hot(PAD_ID, tf.shape(logits)[1], on_value=NEG_INF,
-                   off_value=0.0)
+  logits = ops.cast(logits, "float32")
+  pad = ops.where(ops.equal(ops.arange(ops.shape(logits)[1]), PAD_ID),
+                  NEG_INF, 0.0)
   return logits + pad[None], cache
 
 
@@ -121,15 +110,15 @@ def step_log_probs(model, ids, step, cache, limits, constraint=None,
   forced at each sentence's limit and the constraint's mask applied.
   ids: [n]; limits: [n]."""
   logits, cache = step_logits(model, ids, step, cache)
-  vocab = tf.shape(logits)[1]
+  vocab = ops.shape(logits)[1]
   mask = (None if constraint is None else
           bias(constraint.allowed(state, step, limits, vocab)))
   if mask is not None and constraint.renormalize:
     logits += mask
-  last = tf.equal(step + 1, limits)[:, None]
-  only_eos = tf.where(tf.equal(tf.range(vocab), EOS_ID), 0.0, NEG_INF)
-  logits = logits + tf.where(last, only_eos[None], 0.0)
-  log_probs = tf.nn.log_softmax(logits)
+  last = ops.equal(step + 1, limits)[:, None]
+  only_eos = ops.where(ops.equal(ops.arange(vocab), EOS_ID), 0.0, NEG_INF)
+  logits = logits + ops.where(last, only_eos[None], 0.0)
+  log_probs = ops.log_softmax(logits, axis=-1)
   if mask is not None and not constraint.renormalize:
     log_probs += mask
   return log_probs, cache
@@ -151,14 +140,14 @@ def step_best(model, ids, step, cache, limits, k, constraint=None,
     normalizer = top_k.log_normalizer(logits, values[:, 0], tokens[:, 0])
   else:
     masked = logits + bias(constraint.allowed(state, step, limits,
-                                              tf.shape(logits)[1]))
+                                              ops.shape(logits)[1]))
     values, tokens = top_k.top_k_rows(masked, k)
     normalizer = (top_k.log_normalizer(masked, values[:, 0], tokens[:, 0])
                   if constraint.renormalize else
-                  tf.reduce_logsumexp(logits, axis=1))
+                  ops.logsumexp(logits, axis=1))
   log_probs = values - normalizer[:, None]
-  last = tf.equal(step + 1, limits)[:, None]
-  forced = tf.one_hot(0, k, on_value=0.0, off_value=NEG_INF)[None]
-  log_probs = tf.where(last, forced, log_probs)
-  tokens = tf.where(last, EOS_ID, tokens)
+  last = ops.equal(step + 1, limits)[:, None]
+  forced = ops.where(ops.equal(ops.arange(k), 0), 0.0, NEG_INF)[None]
+  log_probs = ops.where(last, forced, log_probs)
+  tokens = ops.where(last, EOS_ID, tokens)
   return log_probs, tokens, cache

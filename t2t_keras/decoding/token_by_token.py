@@ -2,18 +2,20 @@
 with a rule: greedy decoding (argmax) here, sampling in ``sampling.py``. A
 new such search subclasses ``TokenSearch`` and writes only ``choose``.
 
-Under a mixed dtype policy the search reads the model's weights cast to the
+Written in ``keras.ops`` and ``tensor_ops``, as beam search is: the same
+search as a TensorFlow graph, under XLA and under ``jax.jit``. Under a
+mixed dtype policy the search reads the model's weights cast to the
 compute dtype once a batch (``kernels.weights_once``), not once a step.
 """
 
-import tensorflow as tf
+from keras import ops
 
 from t2t_keras import registry
 from t2t_keras.decoding.search import Search
 from t2t_keras.decoding.steps import (EXTRA_LENGTH, constrained_limits,
                                       output_length, per_hypothesis_state,
-                                      search_loop, step_log_probs,
-                                      write_column)
+                                      step_log_probs, write_column)
+from t2t_keras.decoding.tensor_ops import argmax, gather_rows, search_loop
 from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.kernels.weights_once import reading_weights_once
 
@@ -34,8 +36,8 @@ def token_by_token(model, inputs, choose, extra_length=EXTRA_LENGTH,
   each output [batch]; under a renormalizing constraint, the log-prob among
   the allowed tokens).
   """
-  inputs = tf.convert_to_tensor(inputs)
-  batch = tf.shape(inputs)[0]
+  inputs = ops.convert_to_tensor(inputs, "int32")
+  batch = ops.shape(inputs)[0]
   limits, allowed = constrained_limits(inputs, extra_length, 1, constraint)
   max_length = output_length(inputs, extra_length, constraint)
   cache = model.init_cache(per_hypothesis_state(model.encode(inputs), 1),
@@ -44,25 +46,25 @@ def token_by_token(model, inputs, choose, extra_length=EXTRA_LENGTH,
   def body(step, previous, done, ids, score, allowed, cache):
     log_probs, cache = step_log_probs(model, previous, step, cache, limits,
                                        constraint, allowed)
-    token = tf.cast(choose(log_probs, step), tf.int32)
-    token = tf.where(done, PAD_ID, token)
-    gained = tf.gather(log_probs, token, axis=1, batch_dims=1)
-    score = score + tf.where(done, 0.0, gained)
+    token = ops.cast(choose(log_probs, step), "int32")
+    token = ops.where(done, PAD_ID, token)
+    gained = gather_rows(log_probs, token[:, None])[:, 0]
+    score = score + ops.where(done, 0.0, gained)
     ids = write_column(ids, step, token)
-    done = tf.logical_or(done, tf.equal(token, EOS_ID))
+    done = ops.logical_or(done, ops.equal(token, EOS_ID))
     if constraint is not None:
       allowed = constraint.advance(allowed, token)
     return step + 1, token, done, ids, score, allowed, cache
 
   def cond(step, previous, done, *_):
     del previous
-    return tf.logical_and(step < max_length,
-                          tf.logical_not(tf.reduce_all(done)))
+    return ops.logical_and(step < max_length,
+                           ops.logical_not(ops.all(done)))
 
-  start = (tf.constant(0), tf.zeros([batch], tf.int32),
-           tf.zeros([batch], tf.bool),
-           tf.zeros([batch, max_length], tf.int32),
-           tf.zeros([batch], tf.float32), allowed or {}, cache)
+  start = (ops.convert_to_tensor(0, "int32"), ops.zeros((batch,), "int32"),
+           ops.zeros((batch,), "bool"),
+           ops.zeros((batch, max_length), "int32"),
+           ops.zeros((batch,), "float32"), allowed or {}, cache)
   _, _, _, ids, score, _, _ = search_loop(cond, body, start)
   return ids, score
 
@@ -74,7 +76,7 @@ def greedy_decode(model, inputs, extra_length=EXTRA_LENGTH, constraint=None):
   """
   return token_by_token(
       model, inputs,
-      lambda log_probs, _: tf.argmax(log_probs, -1, output_type=tf.int32),
+      lambda log_probs, _: argmax(log_probs),
       extra_length, constraint)
 
 
@@ -100,7 +102,7 @@ class Greedy(TokenSearch):
 
   def choose(self, log_probs, step):
     del step
-    return tf.argmax(log_probs, -1, output_type=tf.int32)
+    return argmax(log_probs)
 
   def describe(self):
     return f"greedy, extra length {self.options.extra_length}"

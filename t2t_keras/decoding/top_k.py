@@ -16,10 +16,13 @@ matrix, where every full pass costs as much as the rest of the search:
   ``m`` the row's largest logit and ``p_m`` its probability (at least
   1 / vocab, so its log is exact in float32), log sum exp = m - log p_m.
 
-Core TensorFlow ops only, so the search exports to TF Serving.
+``keras.ops`` and ``tensor_ops.gather_rows`` only: core ops on TensorFlow
+(the search exports to TF Serving), and the same under JAX.
 """
 
-import tensorflow as tf
+from keras import ops
+
+from t2t_keras.decoding.tensor_ops import gather_rows
 
 BLOCK = 128
 LOWEST = -3.0e38  # below any logit, including masked ones (-1e9)
@@ -36,16 +39,16 @@ def top_k_rows(logits, k):
     as ``tf.math.top_k(logits, k)``.
   """
   if logits.shape[-1] is None or logits.shape[-1] <= 4 * k * BLOCK:
-    return tf.math.top_k(logits, k)  # too few blocks to gain from them
-  rows, vocab = tf.shape(logits)[0], tf.shape(logits)[1]
+    return ops.top_k(logits, k)  # too few blocks to gain from them
+  vocab = logits.shape[-1]
   blocks = (vocab + BLOCK - 1) // BLOCK
-  padded = tf.pad(logits, [[0, 0], [0, blocks * BLOCK - vocab]],
-                  constant_values=LOWEST)
-  by_block = tf.reshape(padded, [rows, blocks, BLOCK])
-  _, best_blocks = tf.math.top_k(tf.reduce_max(by_block, axis=2), k)
-  candidates = tf.gather(by_block, best_blocks, batch_dims=1)  # [rows, k, B]
-  values, flat = tf.math.top_k(tf.reshape(candidates, [rows, k * BLOCK]), k)
-  block = tf.gather(best_blocks, flat // BLOCK, batch_dims=1)
+  padded = ops.pad(logits, ((0, 0), (0, blocks * BLOCK - vocab)),
+                   constant_values=LOWEST)
+  by_block = ops.reshape(padded, (-1, blocks, BLOCK))
+  _, best_blocks = ops.top_k(ops.max(by_block, axis=2), k)
+  candidates = gather_rows(by_block, best_blocks)            # [rows, k, B]
+  values, flat = ops.top_k(ops.reshape(candidates, (-1, k * BLOCK)), k)
+  block = gather_rows(best_blocks, flat // BLOCK)
   return values, block * BLOCK + flat % BLOCK
 
 
@@ -59,6 +62,6 @@ def log_normalizer(logits, largest, largest_index):
   Returns:
     float32 [rows].
   """
-  probs = tf.nn.softmax(logits)
-  largest_prob = tf.gather(probs, largest_index[:, None], batch_dims=1)
-  return largest - tf.math.log(largest_prob[:, 0])
+  probs = ops.softmax(logits, axis=-1)
+  largest_prob = gather_rows(probs, largest_index[:, None])
+  return largest - ops.log(largest_prob[:, 0])

@@ -30,11 +30,12 @@ is smaller (``min_limits``), so a hypothesis can always finish.
 """
 
 import numpy as np
-import tensorflow as tf
+from keras import ops
 
 from t2t_keras import trees
 from t2t_keras.decoding.constraints import (Constraint, one_hot_mask,
                                             per_hypothesis)
+from t2t_keras.decoding.tensor_ops import gather_rows, take
 from t2t_keras.ids import EOS_ID, PAD_ID
 
 WORD_START = "\u2581"      # SentencePiece's mark of a word-initial piece
@@ -108,54 +109,54 @@ class TreeConstraint(Constraint):
 
   def _table(self, name, vocab):
     """A table as a tensor of ``vocab`` entries (padded with 0 / -1)."""
-    return self._lookup(name, tf.range(vocab))
+    return self._lookup(name, ops.arange(vocab))
 
   def _lookup(self, name, ids):
     """Table ``name``'s entries at ``ids`` (int, any shape): its own entry,
     the fill (-1 / False) past its end. Shapes stay static (XLA)."""
-    table = tf.constant(self.tables[name])
+    table = ops.convert_to_tensor(self.tables[name])
     size = len(self.tables[name])
     fill = -1 if name == "close_of" else False
-    return tf.where(ids < size, tf.gather(table, tf.minimum(ids, size - 1)),
-                    fill)
+    return ops.where(ids < size, take(table, ops.minimum(ids, size - 1)),
+                     fill)
 
   def start(self, inputs, hypotheses):
-    inputs = tf.cast(inputs, tf.int32)
-    real = tf.logical_and(tf.not_equal(inputs, PAD_ID),
-                          tf.not_equal(inputs, EOS_ID))
-    starts = real & tf.gather(tf.constant(self.tables["word_start"]),
-                              tf.where(real, inputs, 0))
+    inputs = ops.cast(inputs, "int32")
+    real = ops.logical_and(ops.not_equal(inputs, PAD_ID),
+                           ops.not_equal(inputs, EOS_ID))
+    starts = real & take(ops.convert_to_tensor(self.tables["word_start"]),
+                         ops.where(real, inputs, 0))
     if self.leaf_id is None and self.first_piece:
       # The kept pieces (``first_pieces``), moved to the front in order.
-      after_bare = tf.pad(tf.equal(inputs, self.bare_id)[:, :-1],
-                          [[0, 0], [1, 0]])
+      after_bare = ops.pad(ops.equal(inputs, self.bare_id)[:, :-1],
+                           ((0, 0), (1, 0)))
       keep = starts | (real & after_bare)
-      order = tf.math.top_k(tf.cast(keep, tf.int32),
-                            k=tf.shape(inputs)[1]).indices    # stable
-      inputs = tf.gather(inputs, order, batch_dims=1)
-      leaves = tf.reduce_sum(tf.cast(keep, tf.int32), 1)
+      order = ops.top_k(ops.cast(keep, "int32"),
+                        ops.shape(inputs)[1])[1]            # stable
+      inputs = gather_rows(inputs, order)
+      leaves = ops.sum(ops.cast(keep, "int32"), 1)
     elif self.leaf_id is None:
-      leaves = tf.reduce_sum(tf.cast(real, tf.int32), 1)
+      leaves = ops.sum(ops.cast(real, "int32"), 1)
     else:   # one placeholder a word: count word-initial pieces
-      leaves = tf.reduce_sum(tf.cast(starts, tf.int32), 1)
-    n = tf.shape(inputs)[0] * hypotheses
+      leaves = ops.sum(ops.cast(starts, "int32"), 1)
+    n = ops.shape(inputs)[0] * hypotheses
     return {"source": per_hypothesis(inputs, hypotheses),
             "leaves": per_hypothesis(leaves, hypotheses),
-            "placed": tf.zeros([n], tf.int32),
-            "depth": tf.zeros([n], tf.int32),
-            "stack": tf.zeros([n, self.max_depth], tf.int32),
-            "last": tf.zeros([n], tf.int32),
-            "opens": tf.zeros([n], tf.int32)}
+            "placed": ops.zeros((n,), "int32"),
+            "depth": ops.zeros((n,), "int32"),
+            "stack": ops.zeros((n, self.max_depth), "int32"),
+            "last": ops.zeros((n,), "int32"),
+            "opens": ops.zeros((n,), "int32")}
 
   def _next_leaf(self, state):
     """(the next leaf token, whether it begins a word), [n] each."""
     placed = state["placed"]
     if self.leaf_id is not None:
-      return (tf.fill(tf.shape(placed), self.leaf_id),
-              tf.ones(tf.shape(placed), tf.bool))
+      return (ops.full_like(placed, self.leaf_id),
+              ops.ones_like(placed, "bool"))
     source = state["source"]
-    at = tf.minimum(placed, tf.shape(source)[1] - 1)
-    piece = tf.gather(source, at[:, None], batch_dims=1)[:, 0]
+    at = ops.minimum(placed, ops.shape(source)[1] - 1)
+    piece = gather_rows(source, at[:, None])[:, 0]
     return piece, self._lookup("word_start", piece)
 
   def _rules(self, left, depth, opens, fresh, starts_word, step, remaining,
@@ -163,22 +164,23 @@ class TreeConstraint(Constraint):
     """The module docstring's rules on int/bool [n] tensors (one step of n
     hypotheses): (may open, may close, may place the next leaf, may
     end)."""
-    boundary = tf.equal(left, 0) | starts_word
+    boundary = ops.equal(left, 0) | starts_word
     may_open = (boundary & (left > 0) & (depth < self.max_depth) &
-                (opens < self.max_opens) & ((depth > 0) | tf.equal(step, 0)) &
+                (opens < self.max_opens) &
+                ((depth > 0) | ops.equal(step, 0)) &
                 (left + depth + 3 <= remaining))
-    may_close = (boundary & (depth > 0) & tf.logical_not(fresh) &
-                 ((depth > 1) | tf.equal(left, 0)))
+    may_close = (boundary & (depth > 0) & ops.logical_not(fresh) &
+                 ((depth > 1) | ops.equal(left, 0)))
     may_leaf = (left > 0) & (depth > 0)
-    may_end = ((tf.equal(depth, 0) & tf.equal(left, 0) & (step > 0)) |
-               tf.equal(leaves, 0))
+    may_end = ((ops.equal(depth, 0) & ops.equal(left, 0) & (step > 0)) |
+               ops.equal(leaves, 0))
     return may_open, may_close, may_leaf, may_end
 
   def _step_rules(self, state, starts_word, step, limits):
     """``_rules`` on a step's state: (may open, may close, may place the
     next leaf, may end), bool [n] each."""
     return self._rules(state["leaves"] - state["placed"], state["depth"],
-                       state["opens"], tf.equal(state["last"], OPEN),
+                       state["opens"], ops.equal(state["last"], OPEN),
                        starts_word, step,
                        limits - step, state["leaves"])
 
@@ -187,40 +189,39 @@ class TreeConstraint(Constraint):
     piece, starts_word = self._next_leaf(state)
     may_open, may_close, may_leaf, may_end = self._step_rules(
         state, starts_word, step, limits)
-    innermost = tf.gather(state["stack"], tf.maximum(depth - 1, 0)[:, None],
-                          batch_dims=1)[:, 0]
+    innermost = gather_rows(state["stack"],
+                            ops.maximum(depth - 1, 0)[:, None])[:, 0]
     opens = self._table("close_of", vocab) >= 0
+    eos = ops.equal(ops.arange(vocab), EOS_ID)[None, :]
     mask = ((opens[None, :] & may_open[:, None]) |
             (one_hot_mask(innermost, vocab) & may_close[:, None]) |
             (one_hot_mask(piece, vocab) & may_leaf[:, None]) |
-            (one_hot_mask(tf.fill(tf.shape(depth), EOS_ID), vocab) &
-             may_end[:, None]))
+            (eos & may_end[:, None]))
     # Never reached from a start the budget allows; EOS rather than nothing.
-    stuck = tf.logical_not(tf.reduce_any(mask, axis=1))
-    return mask | (one_hot_mask(tf.fill(tf.shape(depth), EOS_ID), vocab) &
-                   stuck[:, None])
+    stuck = ops.logical_not(ops.any(mask, axis=1))
+    return mask | (eos & stuck[:, None])
 
   def advance(self, state, tokens):
-    tokens = tf.cast(tokens, tf.int32)
+    tokens = ops.cast(tokens, "int32")
     close = self._lookup("close_of", tokens)
     opened = close >= 0
     closed = self._lookup("is_close", tokens)
     piece, _ = self._next_leaf(state)
-    leaf = (tf.equal(tokens, piece) & tf.logical_not(opened | closed) &
+    leaf = (ops.equal(tokens, piece) & ops.logical_not(opened | closed) &
             (state["placed"] < state["leaves"]))
     depth = state["depth"]
-    here = tf.equal(tf.range(self.max_depth)[None, :], depth[:, None])
-    stack = tf.where(here & opened[:, None], close[:, None], state["stack"])
-    last = tf.where(opened, OPEN, tf.where(closed, CLOSE, tf.where(
+    here = ops.equal(ops.arange(self.max_depth)[None, :], depth[:, None])
+    stack = ops.where(here & opened[:, None], close[:, None], state["stack"])
+    last = ops.where(opened, OPEN, ops.where(closed, CLOSE, ops.where(
         leaf, LEAF, state["last"])))
-    opens = tf.where(leaf, 0, state["opens"] + tf.cast(opened, tf.int32))
+    opens = ops.where(leaf, 0, state["opens"] + ops.cast(opened, "int32"))
     return dict(state, stack=stack, last=last, opens=opens,
-                depth=depth + tf.cast(opened, tf.int32) -
-                tf.cast(closed, tf.int32),
-                placed=state["placed"] + tf.cast(leaf, tf.int32))
+                depth=depth + ops.cast(opened, "int32") -
+                ops.cast(closed, "int32"),
+                placed=state["placed"] + ops.cast(leaf, "int32"))
 
   def min_limits(self, state):
     return state["leaves"] + 3
 
   def length_bound(self, inputs):
-    return tf.shape(inputs)[1] + 3   # leaves are among the input tokens
+    return ops.shape(inputs)[1] + 3   # leaves are among the input tokens

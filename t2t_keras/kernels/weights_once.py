@@ -43,9 +43,13 @@ class _CastWeights(keras.StatelessScope):
 
   def get_current_value(self, variable):
     scope = keras_variables.get_autocast_scope()
-    if scope is None or scope.dtype != self._dtype:
-      return None
-    return self._casts.get(id(variable))
+    cast = (None if scope is None or scope.dtype != self._dtype else
+            self._casts.get(id(variable)))
+    if cast is None and self.original_scope is not None:
+      # Inside a stateless scope of its own (the JAX search passes the
+      # weights in one): the values it holds, not the stored ones.
+      return self.original_scope.get_current_value(variable)
+    return cast
 
 
 def weights_once(model):

@@ -1,0 +1,67 @@
+"""The registered searches under Keras's JAX backend, compiled with
+``jax.jit``: the same code as the TensorFlow graph and XLA searches
+(``keras.ops`` and ``tensor_ops``), the same ids from the same weights.
+
+The model's weights enter the compiled search as arguments (a
+``keras.StatelessScope`` maps each variable to its value), not as
+constants: a search compiled once serves every later value of the weights,
+a training run's or a moving average's, with no retrace. One program is
+compiled a batch shape (and prefix width).
+
+    search = JaxSearch(model, decode_hparams("beam_size=4"))
+    ids, scores = search(inputs)                  # int32 [batch, length]
+    ids, scores = search(inputs, prefixes=p)      # forced target prefixes
+    ids, scores = search(inputs, values=weights)  # other weight values
+
+Only under ``KERAS_BACKEND=jax``; it imports no TensorFlow.
+"""
+
+import keras
+
+from t2t_keras.decoding.constraints import PrefixConstraint
+from t2t_keras.decoding.search import make_search
+
+
+class JaxSearch:
+  """The search ``options`` pick, over ``model``, compiled with jax.jit.
+
+  Args:
+    model: a built ``models.base.Seq2SeqModel``.
+    options: decode hparams (``decoding.options.decode_hparams``).
+    constraint: a ``decoding.constraints.Constraint`` every search applies
+      (a problem's ``decode_constraint``), or None.
+    word_starts: with prefixes, bool [target vocab], the pieces that begin
+      a word (a prefix is whole words), or None (its last word may go on).
+  Call args:
+    inputs: int32 [batch, length], EOS-terminated, 0-padded.
+    prefixes: int32 [batch, prefix_length] 0-padded target prefixes, or
+      None.
+    values: the values of ``variables`` in order (default: the variables'
+      own).
+  Returns:
+    (ids int32 [batch, n, max_length], scores float32 [batch, n]), as
+    ``search.Search`` returns them.
+  """
+
+  def __init__(self, model, options, constraint=None, word_starts=None):
+    if keras.backend.backend() != "jax":
+      raise ValueError("JaxSearch runs under KERAS_BACKEND=jax, not "
+                       f"{keras.backend.backend()}")
+    import jax  # pylint: disable=g-import-not-at-top
+    self.variables = list(model.trainable_variables) + list(
+        model.non_trainable_variables)
+    search = make_search(options)
+
+    def run(values, inputs, prefixes):
+      with keras.StatelessScope(state_mapping=list(zip(self.variables,
+                                                       values))):
+        chosen = (constraint if prefixes is None else
+                  PrefixConstraint(prefixes, word_starts))
+        return search(model, inputs, chosen)
+
+    self._run = jax.jit(run)
+
+  def __call__(self, inputs, prefixes=None, values=None):
+    if values is None:
+      values = [v.value for v in self.variables]
+    return self._run(list(values), inputs, prefixes)

@@ -1,0 +1,65 @@
+"""Run by test_jax_search.py under KERAS_BACKEND=jax: every search of
+search_cases.py through ``decoding.jax_search.JaxSearch`` (jax.jit) over
+the weights the TensorFlow side saved, compared with the ids it found.
+
+    KERAS_BACKEND=jax python tests/jax_search_check.py DIR
+
+DIR holds MODEL.weights.h5 for each model and expected.npz
+({MODEL/SEARCH/ids, MODEL/SEARCH/scores}). Prints one line a mismatch and
+"jax search OK: N searches" when every one gives the same ids; exits 1
+otherwise. It never imports TensorFlow.
+"""
+
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+
+import keras  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+import search_cases  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras.decoding.jax_search import JaxSearch  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+
+def main(folder):
+  assert keras.backend.backend() == "jax", keras.backend.backend()
+  expected = np.load(os.path.join(folder, "expected.npz"))
+  inputs, prefixes = search_cases.batch()
+  bad = done = 0
+  models = {}
+  for model_name, name in search_cases.cases():
+    if model_name not in models:
+      models[model_name] = search_cases.build(model_name)
+      models[model_name].load_weights(
+          os.path.join(folder, f"{model_name}.weights.h5"))
+    model = models[model_name]
+    kind = search_cases.SEARCHES[name][1]
+    search = JaxSearch(model, search_cases.options(name),
+                       search_cases.constraint(name) if kind != "prefix"
+                       else None, search_cases.WORD_STARTS)
+    ids, scores = search(inputs, prefixes if kind == "prefix" else None)
+    ids, scores = np.asarray(ids), np.asarray(scores)
+    key = f"{model_name}/{name}"
+    want = expected[key + "/ids"]
+    done += 1
+    if ids.shape != want.shape or (ids != want).any():
+      bad += 1
+      print(f"MISMATCH {key}: jax {ids.tolist()} tensorflow "
+            f"{want.tolist()}")
+    elif not np.allclose(scores, expected[key + "/scores"], atol=1e-4,
+                         rtol=1e-4):
+      bad += 1
+      print(f"SCORES {key}: jax {scores.tolist()} tensorflow "
+            f"{expected[key + '/scores'].tolist()}")
+  assert "tensorflow" not in sys.modules, "the JAX search imported TensorFlow"
+  if bad:
+    sys.exit(1)
+  print(f"jax search OK: {done} searches")
+
+
+if __name__ == "__main__":
+  main(sys.argv[1])
