@@ -28,7 +28,8 @@ from t2t_keras import registry
 from t2t_keras.decoding.search import Search
 from t2t_keras.decoding.steps import (ALPHA, BEAM_SIZE, EXTRA_LENGTH,
                                       constrained_limits, hypothesis_score,
-                                      length_penalty, output_length,
+                                      length_penalty, one_entry,
+                                      output_length,
                                       per_hypothesis_state, step_best,
                                       write_column)
 from t2t_keras.decoding.tensor_ops import gather_rows, search_loop, take
@@ -119,7 +120,7 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
     done = ops.all(worst_kept >= best_alive)
     return ops.logical_and(step < max_length, ops.logical_not(done))
 
-  first = ops.where(ops.arange(beam) == 0, 0.0, NEG_INF)        # [beam]
+  first = one_entry(beam, 0, 0.0, NEG_INF)                      # [beam]
   start = (ops.convert_to_tensor(0, "int32"),
            ops.zeros((batch, beam, max_length), "int32"),
            ops.tile(first[None], (batch, 1)),

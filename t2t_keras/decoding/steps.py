@@ -10,6 +10,7 @@ under JAX), tensors in a TensorFlow graph of unknown batch or length.
 """
 
 import keras
+import numpy as np
 from keras import ops
 
 from t2t_keras.decoding import top_k
@@ -72,6 +73,16 @@ def output_length(inputs, extra_length, constraint=None):
   return ops.maximum(longest, bound)
 
 
+def one_entry(size, index, on, off):
+  """float32 [size]: ``on`` at ``index``, ``off`` elsewhere; a constant
+  where ``size`` is a Python int (one graph node, not four a step)."""
+  if isinstance(size, int):
+    row = np.full([size], off, np.float32)
+    row[index] = on
+    return ops.convert_to_tensor(row)
+  return ops.where(ops.equal(ops.arange(size), index), on, off)
+
+
 def write_column(sequences, step, tokens):
   """``sequences`` int32 [..., max_length] with ``tokens`` [...] written at
   position ``step``: same shape (a select, as XLA and TF Serving take)."""
@@ -99,8 +110,7 @@ def step_logits(model, ids, step, cache):
   ids: [n]. Returns (logits [n, vocab], cache)."""
   logits, cache = model.decode_step(ids, step, cache)
   logits = ops.cast(logits, "float32")
-  pad = ops.where(ops.equal(ops.arange(ops.shape(logits)[1]), PAD_ID),
-                  NEG_INF, 0.0)
+  pad = one_entry(ops.shape(logits)[1], PAD_ID, NEG_INF, 0.0)
   return logits + pad[None], cache
 
 
@@ -116,7 +126,7 @@ def step_log_probs(model, ids, step, cache, limits, constraint=None,
   if mask is not None and constraint.renormalize:
     logits += mask
   last = ops.equal(step + 1, limits)[:, None]
-  only_eos = ops.where(ops.equal(ops.arange(vocab), EOS_ID), 0.0, NEG_INF)
+  only_eos = one_entry(vocab, EOS_ID, 0.0, NEG_INF)
   logits = logits + ops.where(last, only_eos[None], 0.0)
   log_probs = ops.log_softmax(logits, axis=-1)
   if mask is not None and not constraint.renormalize:
@@ -147,7 +157,7 @@ def step_best(model, ids, step, cache, limits, k, constraint=None,
                   ops.logsumexp(logits, axis=1))
   log_probs = values - normalizer[:, None]
   last = ops.equal(step + 1, limits)[:, None]
-  forced = ops.where(ops.equal(ops.arange(k), 0), 0.0, NEG_INF)[None]
+  forced = one_entry(k, 0, 0.0, NEG_INF)[None]
   log_probs = ops.where(last, forced, log_probs)
   tokens = ops.where(last, EOS_ID, tokens)
   return log_probs, tokens, cache

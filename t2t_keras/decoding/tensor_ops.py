@@ -45,8 +45,8 @@ if BACKEND == "tensorflow":
     return tf.while_loop(cond, body, start, shape_invariants=invariants)
 
   def gather_rows(x, indices):
-    """x [batch, n, ...], indices int [batch, k] -> [batch, k, ...]: row b
-    of the result is x[b, indices[b]]."""
+    """x [batch, n, ...], indices int [batch, k] (or [batch]) -> [batch, k,
+    ...] (or [batch, ...]): row b of the result is x[b, indices[b]]."""
     return tf.gather(x, indices, batch_dims=1)
 
   def take(x, indices, axis=0):

@@ -48,7 +48,7 @@ def token_by_token(model, inputs, choose, extra_length=EXTRA_LENGTH,
                                        constraint, allowed)
     token = ops.cast(choose(log_probs, step), "int32")
     token = ops.where(done, PAD_ID, token)
-    gained = gather_rows(log_probs, token[:, None])[:, 0]
+    gained = gather_rows(log_probs, token)
     score = score + ops.where(done, 0.0, gained)
     ids = write_column(ids, step, token)
     done = ops.logical_or(done, ops.equal(token, EOS_ID))
