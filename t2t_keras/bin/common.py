@@ -165,8 +165,11 @@ def run(main, tensorflow=True, modes=None):
   command line is checked); ``modes``: what each of its modes reads."""
   from t2t_keras.errors import Interrupted, UserError  # pylint: disable=g-import-not-at-top
 
+  received = []
+
   def stop(signum, frame):
     del frame
+    received.append(signum)
     raise Interrupted(signum)
 
   def guarded(argv):
@@ -181,19 +184,31 @@ def run(main, tensorflow=True, modes=None):
         return 0
       return main()
     except KeyboardInterrupt:
-      print(f"error: {Interrupted(signal.SIGINT)}", file=sys.stderr)
-      return 128 + signal.SIGINT
-    except Interrupted as e:
-      print(f"error: {e}", file=sys.stderr)
-      return 128 + e.signum
+      return interrupted(signal.SIGINT)
+    except Interrupted as e:       # it may say more (where training stopped)
+      return interrupted(e.signum, e)
     except (UserError, app.UsageError) as e:
       print(f"error: {e}", file=sys.stderr)
       return 2
     except OSError as e:
+      if received:
+        return interrupted(received[0])
       if e.filename is None:   # not about a file the user named: a bug
         raise
       print(f"error: {e.filename}: {e.strerror}", file=sys.stderr)
       return 2
+    except Exception:  # pylint: disable=broad-except
+      # The signal's exception raised inside a C++ call (TensorFlow's
+      # SavedModel writer, through pybind11) can reach here as another
+      # type ("MISMATCH of original and normalized active exception
+      # types"); it unwound the same cleanups on the way.
+      if received:
+        return interrupted(received[0])
+      raise
+
+  def interrupted(signum, error=None):
+    print(f"error: {error or Interrupted(signum)}", file=sys.stderr)
+    return 128 + signum
 
   app.run(guarded, flags_parser=_parse_flags)
 
