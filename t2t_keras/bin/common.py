@@ -187,23 +187,19 @@ def run(main, tensorflow=True, modes=None):
       return interrupted(signal.SIGINT)
     except Interrupted as e:       # it may say more (where training stopped)
       return interrupted(e.signum, e)
-    except (UserError, app.UsageError) as e:
-      print(f"error: {e}", file=sys.stderr)
-      return 2
-    except OSError as e:
+    except Exception as e:  # pylint: disable=broad-except
       if received:
+        # The signal's exception, raised inside a C++ call (TensorFlow's
+        # SavedModel writer, through pybind11), can come out as another
+        # type ("MISMATCH of original and normalized active exception
+        # types"); it unwound the same cleanups on the way.
         return interrupted(received[0])
-      if e.filename is None:   # not about a file the user named: a bug
-        raise
-      print(f"error: {e.filename}: {e.strerror}", file=sys.stderr)
-      return 2
-    except Exception:  # pylint: disable=broad-except
-      # The signal's exception raised inside a C++ call (TensorFlow's
-      # SavedModel writer, through pybind11) can reach here as another
-      # type ("MISMATCH of original and normalized active exception
-      # types"); it unwound the same cleanups on the way.
-      if received:
-        return interrupted(received[0])
+      if isinstance(e, (UserError, app.UsageError)):
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+      if isinstance(e, OSError) and e.filename is not None:  # a named file
+        print(f"error: {e.filename}: {e.strerror}", file=sys.stderr)
+        return 2
       raise
 
   def interrupted(signum, error=None):

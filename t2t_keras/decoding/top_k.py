@@ -63,5 +63,4 @@ def log_normalizer(logits, largest, largest_index):
     float32 [rows].
   """
   probs = ops.softmax(logits, axis=-1)
-  largest_prob = gather_rows(probs, largest_index[:, None])
-  return largest - ops.log(largest_prob[:, 0])
+  return largest - ops.log(gather_rows(probs, largest_index))

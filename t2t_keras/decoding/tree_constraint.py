@@ -156,7 +156,7 @@ class TreeConstraint(Constraint):
               ops.ones_like(placed, "bool"))
     source = state["source"]
     at = ops.minimum(placed, ops.shape(source)[1] - 1)
-    piece = gather_rows(source, at[:, None])[:, 0]
+    piece = gather_rows(source, at)
     return piece, self._lookup("word_start", piece)
 
   def _rules(self, left, depth, opens, fresh, starts_word, step, remaining,
@@ -189,8 +189,7 @@ class TreeConstraint(Constraint):
     piece, starts_word = self._next_leaf(state)
     may_open, may_close, may_leaf, may_end = self._step_rules(
         state, starts_word, step, limits)
-    innermost = gather_rows(state["stack"],
-                            ops.maximum(depth - 1, 0)[:, None])[:, 0]
+    innermost = gather_rows(state["stack"], ops.maximum(depth - 1, 0))
     opens = self._table("close_of", vocab) >= 0
     eos = ops.equal(ops.arange(vocab), EOS_ID)[None, :]
     mask = ((opens[None, :] & may_open[:, None]) |
