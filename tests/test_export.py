@@ -126,6 +126,40 @@ def test_every_op_is_in_tf_servings_registry(exported, tmp_path):
   assert "EagerPyFunc" in serving_ops.missing_ops(str(tmp_path / "py"))
 
 
+def transposes(saved_model_dir):
+  """The number of Transpose nodes in a SavedModel's functions."""
+  from tensorflow.core.protobuf import saved_model_pb2  # pylint: disable=g-import-not-at-top
+  proto = saved_model_pb2.SavedModel()
+  with open(os.path.join(saved_model_dir, "saved_model.pb"), "rb") as f:
+    proto.ParseFromString(f.read())
+  return sum(node.op == "Transpose"
+             for function in proto.meta_graphs[0].graph_def.library.function
+             for node in function.node_def)
+
+
+def test_the_pre_softmax_matrix_is_stored_transposed(trained_run, exported,
+                                                     tmp_path, monkeypatch):
+  """kernels.stored_transpose: the export holds W^T as a variable, its
+  searches read it instead of transposing W a request, and the outputs are
+  those of an export without it (T2T_KERAS_KERNELS=0)."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  data, out = trained_run
+  model, _, _, _ = load_model_from_dir(out)
+  stored = tf.saved_model.load(exported[0]).transposed
+  assert len(stored) == 1
+  np.testing.assert_array_equal(
+      stored[0].numpy(), np.transpose(model.softmax_weights.embeddings.numpy()))
+  monkeypatch.setenv("T2T_KERAS_KERNELS", "0")
+  plain = export_run("translate_synthetic", out, data,
+                     decode_overrides=DECODE, export_dir=str(tmp_path),
+                     version=1, log=lambda _: None)
+  assert not tf.saved_model.load(plain).transposed
+  # One transpose less in each of the four signatures' searches.
+  assert transposes(exported[0]) == transposes(plain) - 4
+  assert load_fresh(plain, LINES) == load_fresh(exported[0], LINES)
+
+
 RUN_WARMUP = r"""
 import json, sys
 import tensorflow as tf

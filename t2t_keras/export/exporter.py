@@ -37,6 +37,7 @@ from t2t_keras.logs import native_stderr_silenced
 from t2t_keras.outputs import output_dir
 from t2t_keras.export import warmup
 from t2t_keras.export.serving_ops import SERVING_RELEASE, missing_ops
+from t2t_keras.kernels import stored_transpose
 
 
 def export(model, vocab, hparams, export_dir, version=None,
@@ -110,7 +111,8 @@ def export(model, vocab, hparams, export_dir, version=None,
     out, scores = search(input_ids)
     return {"output_ids": out, "scores": scores}
 
-  served = _Served(model, [tokenizer, target_vocab.tf_tokenizer])
+  served = _Served(model, [tokenizer, target_vocab.tf_tokenizer],
+                   stored_transpose.transposes(model))
   strings = tf.TensorSpec([None], tf.string, name="inputs")
   served.add("serving_default", serve_strings, strings)
   served.add("decode_ids", serve_ids,
@@ -127,7 +129,7 @@ def export(model, vocab, hparams, export_dir, version=None,
   with output_dir(path) as partial:
     try:
       with native_stderr_silenced():   # SentencePiece's note as ops run
-        served.write(partial)
+        served.write(partial)   # traces the searches
       warmup.write(partial, warmup.requests(vocab, target_vocab,
                                             served.names),
                    model_name=os.path.basename(os.path.abspath(export_dir)))
@@ -154,10 +156,14 @@ class _Served(tf.Module):
   ``keras.export.ExportArchive`` makes, to list the variables) is made
   again there, and the beam search would be traced twice."""
 
-  def __init__(self, model, tokenizers):
+  def __init__(self, model, tokenizers, transposes):
     super().__init__()
     self.model_variables = [v.value for v in model.variables]
     self.tokenizers = list(tokenizers)
+    # W^T of the pre-softmax matrix, read by the searches (a list: a dict
+    # keyed by layer ids would be tracked under those numbers).
+    self.transposed = list(transposes.values())
+    self._transposed_ids = tuple(transposes)
     self._names = ()     # a tuple: tf.Module would track a dict's values
 
   def add(self, name, fn, *specs):
@@ -174,6 +180,9 @@ class _Served(tf.Module):
     return self._names
 
   def write(self, path):
-    """Writes the SavedModel to ``path``, tracing each signature."""
-    tf.saved_model.save(self, path, signatures={
-        name: getattr(self, name) for name in self._names})
+    """Writes the SavedModel to ``path``, tracing each signature (their
+    searches read the stored W^T: ``kernels.stored_transpose``)."""
+    with stored_transpose.reading(dict(zip(self._transposed_ids,
+                                           self.transposed))):
+      tf.saved_model.save(self, path, signatures={
+          name: getattr(self, name) for name in self._names})

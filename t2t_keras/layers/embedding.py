@@ -8,6 +8,7 @@ all three); embedded vectors are multiplied by sqrt(d_model).
 import keras
 from keras import ops
 
+from t2t_keras.kernels import stored_transpose
 from t2t_keras.layers.rows import apply_to_rows
 
 
@@ -54,8 +55,12 @@ class TokenEmbedding(keras.layers.Layer):
     which oneDNN runs 1.5x slower at beam search's 128 rows and 2.8x slower
     at greedy search's 32 than the same product with W^T in memory (CPU,
     fp32); at training's thousands of rows both are equal. So decoding
-    forms W^T (and its cast) once a batch and passes it to ``call``.
+    forms W^T (and its cast) once a batch and passes it to ``call``; an
+    exported SavedModel stores it (``kernels.stored_transpose``).
     """
+    stored = stored_transpose.stored_for(self)
+    if stored is not None:
+      return stored
     return ops.transpose(ops.cast(self.embeddings, self.compute_dtype))
 
   def call(self, inputs, reverse=False, transposed=None, float32=True):
