@@ -20,7 +20,9 @@ minutes, so one round's ratio is one draw).
 The latency part (``--parts latency``; benchmarks/speed/latency.py) times
 one request at interactive sizes (1 sentence greedy and beam 4, 8 sentences
 greedy to 120 tokens, 32 sentences beam 4), base model: ours as a graph,
-bfloat16, XLA, the SavedModel and the SavedModel with XLA, beside
+bfloat16, XLA, the SavedModel, the SavedModel with XLA and under Keras's
+JAX backend (``JaxSearch``: speed/jax_worker.py, the CPU ``jax`` wheel of
+the test extra), beside
 CTranslate2 float32 and int8, in seconds per request, a worker process per
 cell (``--latency_steps`` timed requests, the median).
 
@@ -45,13 +47,16 @@ import latency  # pylint: disable=g-import-not-at-top,wrong-import-position
 import shapes  # pylint: disable=g-import-not-at-top,wrong-import-position
 from t2t_keras.analysis.peak import matmul_peaks  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-SYSTEMS = ("t2t_keras", "savedmodel", "garden", "torch", "ctranslate2")
+SYSTEMS = ("t2t_keras", "savedmodel", "jax", "garden", "torch",
+           "ctranslate2")
 LABELS = {"t2t_keras": "t2t_keras", "savedmodel": "t2t_keras SavedModel",
+          "jax": "t2t_keras on JAX",
           "garden": "TF Model Garden",
           "torch": "PyTorch nn.Transformer", "ctranslate2": "CTranslate2"}
 ENVS = {"garden": "bench-garden", "torch": "bench-torch"}
 WORKERS = {"t2t_keras": "t2t_keras_worker.py", "savedmodel":
            "t2t_keras_worker.py", "ctranslate2": "t2t_keras_worker.py",
+           "jax": "jax_worker.py",
            "garden": "garden_worker.py", "torch": "torch_worker.py"}
 # (system, precision) rows; what each trains and decodes.
 ROWS = (("t2t_keras", "float32"), ("t2t_keras", "bfloat16"),
@@ -92,6 +97,8 @@ def run_worker(python, system, task, model, precision, steps, quick,
   if quick:
     command.append("--quick")
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+  if system == "jax":   # read as Keras starts, before the worker's code
+    env["KERAS_BACKEND"] = "jax"
   result = subprocess.run(command, capture_output=True, text=True, env=env,
                           check=False)
   results = [json.loads(line[len("RESULT "):])

@@ -62,6 +62,21 @@ def test_latency_rows_at_toy_sizes(tmp_path):
                for c in row.split("|")[2:-1])
 
 
+def test_latency_jax_column_at_toy_sizes(tmp_path):
+  """The JAX column: speed/jax_worker.py's searches under jax.jit."""
+  result = subprocess.run(
+      python(os.path.join(REPO, "benchmarks", "speed_table.py"), "--quick",
+             "--parts=latency", "--latency_steps=1", "--precisions=float32",
+             "--systems=jax", f"--envs={tmp_path}"),
+      capture_output=True, text=True, timeout=900, check=False)
+  assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+  lines = result.stdout[result.stdout.index("Latency, toy model"):]
+  rows = [line for line in lines.splitlines() if line.startswith("| ")]
+  assert rows[0] == "| request | ours JAX |"
+  for row in rows[2:]:
+    assert float(row.split("|")[2].strip().split()[0]) > 0
+
+
 def test_latency_verdicts_name_our_fastest_mode():
   import sys  # pylint: disable=g-import-not-at-top
   sys.path.insert(0, os.path.join(REPO, "benchmarks", "speed"))

@@ -19,6 +19,7 @@ COLUMNS = (("t2t_keras", "float32", "ours graph"),
            ("t2t_keras", "xla", "ours XLA"),
            ("savedmodel", "float32", "ours SavedModel"),
            ("savedmodel", "xla", "ours SavedModel XLA"),
+           ("jax", "float32", "ours JAX"),
            ("ctranslate2", "float32", "CTranslate2 float32"),
            ("ctranslate2", "int8", "CTranslate2 int8"))
 
