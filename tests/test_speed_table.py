@@ -124,3 +124,19 @@ def test_rounds_give_median_cells_and_median_paired_ratios():
   decoding = [{"sentences_per_s": 20.0}, {"sentences_per_s": 24.0}]
   assert table.ratio_text(decoding, decoding[::-1]) == (
       "1.02x (median of 2 rounds: 0.83x, 1.20x)")
+
+
+def test_step_floor_prints_its_table():
+  """benchmarks/step_floor.py at toy sizes: a row for 1 and 4 rows, a cell
+  a runtime (numpy, TensorFlow graph and XLA, JAX)."""
+  result = subprocess.run(
+      python(os.path.join(REPO, "benchmarks", "step_floor.py"), "--quick"),
+      capture_output=True, text=True, timeout=600, check=False)
+  assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+  rows = [line for line in result.stdout.splitlines()
+          if line.startswith("| ")]
+  assert rows[0] == ("| rows | numpy | TensorFlow graph | TensorFlow XLA "
+                     "| JAX |")
+  assert [r.split("|")[1].strip() for r in rows[2:]] == ["1", "4"]
+  for row in rows[2:]:
+    assert all(c.strip().endswith("GB/s)") for c in row.split("|")[2:-1])

@@ -11,6 +11,7 @@ tests/test_weights_once.py).
     loss          the label-smoothed cross-entropy as two XLA kernels
     fused_adam    Adam through TensorFlow's one-kernel ResourceApplyAdam
     weights_once  decoding reads mixed-precision weights cast once a batch
+    stored_transpose  a SavedModel keeps the pre-softmax W^T as a variable
     distribute    the trainer all-reduces gradients itself
 
 The rule: on when Keras runs on TensorFlow and no GPU is visible, the only

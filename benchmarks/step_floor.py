@@ -1,0 +1,120 @@
+"""The floor under a decoding step: the base model's matrix products of one
+step alone, one after the other, with nothing else (no attention, no
+LayerNorm, no search), as each runtime runs them, and the bytes of weights
+they read. At one sentence a step reads every decoder weight and the
+pre-softmax matrix once (about 154 MB in float32), so this chain's time is
+what any float32 decoder pays a step on this machine; the latency table's
+seconds over its 30 steps are to be read against it.
+
+Per decoder layer: W^Q, W^K, W^V, W^O of self-attention, W^Q and W^O of
+encoder-decoder attention (its keys and values come from the source,
+once), the two feed-forward matrices; then the [d_model, vocab] pre-softmax
+product. Rows: 1 (greedy) and 4 (beam 4). Runtimes: numpy (its BLAS),
+TensorFlow graph and XLA (``tf.function``), JAX (``jax.jit``) where
+installed. Each cell: the median of ``--repeats`` chains, milliseconds.
+
+  python benchmarks/step_floor.py [--layers 6] [--d_model 512] [--d_ff 2048]
+      [--vocab 32000] [--repeats 20] [--quick]
+
+``--quick``: toy sizes, one repeat (checks the command, measures nothing).
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def matrices(layers, d_model, d_ff, vocab):
+  """The step's weights in product order, float32 [d_in, d_out] each."""
+  rng = np.random.RandomState(0)
+  shapes = [(d_model, d_model)] * 6 + [(d_model, d_ff), (d_ff, d_model)]
+  out = []
+  for _ in range(layers):
+    out += [rng.standard_normal(s).astype(np.float32) * 0.02 for s in shapes]
+  return out + [rng.standard_normal((d_model, vocab)).astype(np.float32) * 0.02]
+
+
+def chain(x, weights, matmul, d_model):
+  """Each product's input is the previous one's output (cut to d_model
+  columns where the next matrix wants them): the order a step keeps."""
+  for w, following in zip(weights[:-1], weights[1:]):
+    y = matmul(x, w)
+    x = y if w.shape[1] == following.shape[0] else y[:, :d_model]
+  return matmul(x, weights[-1])
+
+
+def timed(run, repeats):
+  for _ in range(3):
+    run()
+  times = []
+  for _ in range(repeats):
+    start = time.perf_counter()
+    run()
+    times.append(time.perf_counter() - start)
+  return statistics.median(times) * 1e3
+
+
+def runtimes(weights, d_model):
+  """{name: (rows -> a function running one chain)}."""
+  found = {"numpy": lambda x: (lambda: chain(x, weights, np.matmul, d_model))}
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  held = [tf.constant(w) for w in weights]
+  for name, jit in (("TensorFlow graph", False), ("TensorFlow XLA", True)):
+    def make(x, jit=jit):
+      fn = tf.function(lambda: chain(tf.constant(x), held, tf.matmul,
+                                     d_model), jit_compile=jit,
+                       autograph=False)
+      return lambda: fn().numpy()
+    found[name] = make
+  try:
+    import jax  # pylint: disable=g-import-not-at-top
+    import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  except ImportError:
+    return found
+  on_device = [jnp.asarray(w) for w in weights]
+  fn = jax.jit(lambda x, ws: chain(x, ws, jnp.matmul, d_model))
+  found["JAX"] = lambda x: (lambda: fn(jnp.asarray(x), on_device)
+                            .block_until_ready())
+  return found
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__)
+  parser.add_argument("--layers", type=int, default=6)
+  parser.add_argument("--d_model", type=int, default=512)
+  parser.add_argument("--d_ff", type=int, default=2048)
+  parser.add_argument("--vocab", type=int, default=32000)
+  parser.add_argument("--repeats", type=int, default=20)
+  parser.add_argument("--quick", action="store_true")
+  args = parser.parse_args()
+  if args.quick:
+    args.layers, args.d_model, args.d_ff, args.vocab = 1, 32, 64, 100
+    args.repeats = 1
+  from t2t_keras.analysis.peak import matmul_peaks  # pylint: disable=g-import-not-at-top
+  weights = matrices(args.layers, args.d_model, args.d_ff, args.vocab)
+  megabytes = sum(w.nbytes for w in weights) / 1e6
+  size = 256 if args.quick else 4096
+  peak = matmul_peaks(size)["float32"] / 1e9
+  found = runtimes(weights, args.d_model)
+  print(f"one step's products: {len(weights)} matrices, {megabytes:.0f} MB "
+        f"of float32 weights; matmul peak ({size}^3, TensorFlow) float32 "
+        f"{peak:,.0f} GFLOP/s")
+  print("| rows | " + " | ".join(found) + " |")
+  print("|" + " --- |" * (len(found) + 1))
+  for rows in (1, 4):
+    x = np.random.RandomState(1).standard_normal(
+        (rows, args.d_model)).astype(np.float32)
+    cells = [timed(make(x), args.repeats) for make in found.values()]
+    print(f"| {rows} | " + " | ".join(
+        f"{c:.2f} ms ({megabytes / c:.0f} GB/s)" for c in cells) + " |")
+
+
+if __name__ == "__main__":
+  main()
