@@ -21,23 +21,25 @@ installed. Each cell: the median of ``--repeats`` chains, milliseconds.
 
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(HERE, "speed"))
+
+import shapes  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
 def matrices(layers, d_model, d_ff, vocab):
   """The step's weights in product order, float32 [d_in, d_out] each."""
   rng = np.random.RandomState(0)
-  shapes = [(d_model, d_model)] * 6 + [(d_model, d_ff), (d_ff, d_model)]
+  sizes = [(d_model, d_model)] * 6 + [(d_model, d_ff), (d_ff, d_model)]
   out = []
   for _ in range(layers):
-    out += [rng.standard_normal(s).astype(np.float32) * 0.02 for s in shapes]
+    out += [rng.standard_normal(s).astype(np.float32) * 0.02 for s in sizes]
   return out + [rng.standard_normal((d_model, vocab)).astype(np.float32) * 0.02]
 
 
@@ -48,17 +50,6 @@ def chain(x, weights, matmul, d_model):
     y = matmul(x, w)
     x = y if w.shape[1] == following.shape[0] else y[:, :d_model]
   return matmul(x, weights[-1])
-
-
-def timed(run, repeats):
-  for _ in range(3):
-    run()
-  times = []
-  for _ in range(repeats):
-    start = time.perf_counter()
-    run()
-    times.append(time.perf_counter() - start)
-  return statistics.median(times) * 1e3
 
 
 def runtimes(weights, d_model):
@@ -111,7 +102,8 @@ def main():
   for rows in (1, 4):
     x = np.random.RandomState(1).standard_normal(
         (rows, args.d_model)).astype(np.float32)
-    cells = [timed(make(x), args.repeats) for make in found.values()]
+    cells = [shapes.timed_steps(make(x), args.repeats, warmup=3) * 1e3
+             for make in found.values()]
     print(f"| {rows} | " + " | ".join(
         f"{c:.2f} ms ({megabytes / c:.0f} GB/s)" for c in cells) + " |")
 
