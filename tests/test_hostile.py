@@ -19,14 +19,16 @@ def _start(name, *args):
   """A fresh ``python -m t2t_keras.bin.<name>`` (signals go to it, not to a
   prefork client), stdout and stderr to files."""
   env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
-  # SIGINT as a terminal gives it: a suite started in the background
-  # (`cmd &` in a script) passes SIGINT on ignored, and a command then keeps
-  # ignoring it, as a background job should.
+  # SIGINT and SIGHUP as a terminal gives them: a suite started in the
+  # background (`cmd &` in a script) passes SIGINT on ignored, one under
+  # nohup SIGHUP, and a command then keeps ignoring it, as it should.
+  def defaults():
+    for signum in (signal.SIGINT, signal.SIGHUP):
+      signal.signal(signum, signal.SIG_DFL)
   return subprocess.Popen([sys.executable, "-m", f"t2t_keras.bin.{name}",
                            *args], cwd=REPO, env=env, text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          preexec_fn=lambda: signal.signal(signal.SIGINT,
-                                                           signal.SIG_DFL))
+                          preexec_fn=defaults)
 
 
 def _wait_for(process, stream, text, timeout=240):
