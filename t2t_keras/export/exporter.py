@@ -111,8 +111,9 @@ def export(model, vocab, hparams, export_dir, version=None,
     out, scores = search(input_ids)
     return {"output_ids": out, "scores": scores}
 
+  transposes = stored_transpose.transposes(model)
   served = _Served(model, [tokenizer, target_vocab.tf_tokenizer],
-                   stored_transpose.transposes(model))
+                   transposes.values())
   strings = tf.TensorSpec([None], tf.string, name="inputs")
   served.add("serving_default", serve_strings, strings)
   served.add("decode_ids", serve_ids,
@@ -128,8 +129,10 @@ def export(model, vocab, hparams, export_dir, version=None,
   # the highest numbered version, never sees half of one.
   with output_dir(path) as partial:
     try:
-      with native_stderr_silenced():   # SentencePiece's note as ops run
-        served.write(partial)   # traces the searches
+      # SentencePiece's note as ops run; the searches, traced in write,
+      # read the stored W^T (kernels.stored_transpose).
+      with native_stderr_silenced(), stored_transpose.reading(transposes):
+        served.write(partial)
       warmup.write(partial, warmup.requests(vocab, target_vocab,
                                             served.names),
                    model_name=os.path.basename(os.path.abspath(export_dir)))
@@ -156,14 +159,12 @@ class _Served(tf.Module):
   ``keras.export.ExportArchive`` makes, to list the variables) is made
   again there, and the beam search would be traced twice."""
 
-  def __init__(self, model, tokenizers, transposes):
+  def __init__(self, model, tokenizers, transposed):
     super().__init__()
     self.model_variables = [v.value for v in model.variables]
     self.tokenizers = list(tokenizers)
-    # W^T of the pre-softmax matrix, read by the searches (a list: a dict
-    # keyed by layer ids would be tracked under those numbers).
-    self.transposed = list(transposes.values())
-    self._transposed_ids = tuple(transposes)
+    # W^T of the pre-softmax matrix, which the searches read.
+    self.transposed = list(transposed)
     self._names = ()     # a tuple: tf.Module would track a dict's values
 
   def add(self, name, fn, *specs):
@@ -180,9 +181,6 @@ class _Served(tf.Module):
     return self._names
 
   def write(self, path):
-    """Writes the SavedModel to ``path``, tracing each signature (their
-    searches read the stored W^T: ``kernels.stored_transpose``)."""
-    with stored_transpose.reading(dict(zip(self._transposed_ids,
-                                           self.transposed))):
-      tf.saved_model.save(self, path, signatures={
-          name: getattr(self, name) for name in self._names})
+    """Writes the SavedModel to ``path``, tracing each signature."""
+    tf.saved_model.save(self, path, signatures={
+        name: getattr(self, name) for name in self._names})
