@@ -7,10 +7,13 @@ the weights the TensorFlow side saved, compared with the ids it found.
 DIR holds MODEL.weights.h5 for each model and expected.npz
 ({MODEL/SEARCH/ids, MODEL/SEARCH/scores}). Prints one line a mismatch and
 "jax search OK: N searches" when every one gives the same ids; exits 1
-otherwise. It never imports TensorFlow.
+otherwise. Then, for the transformer's greedy search, whether its compiled
+program multiplies by [d_out, d_in] kernels (``kernels.kernel_layout``):
+"kernel layout OK" or what it found. It never imports TensorFlow.
 """
 
 import os
+import re
 import sys
 
 import numpy as np
@@ -59,6 +62,29 @@ def main(folder):
   if bad:
     sys.exit(1)
   print(f"jax search OK: {done} searches")
+  check_kernel_layout(models["transformer"], inputs)
+
+
+def check_kernel_layout(model, inputs):
+  """Every product of rows by a matrix in the compiled greedy search
+  contracts the matrix's second dimension (W as [d_out, d_in], the
+  embedding as [vocab, d_model]), and no [d_model, vocab] transpose of the
+  embedding is formed."""
+  search = JaxSearch(model, search_cases.options("greedy"))
+  values = [v.value for v in search.variables]
+  if search._layout is not None:  # pylint: disable=protected-access
+    values = search._layout.outside(values)  # pylint: disable=protected-access
+  program = search._run.lower(values, inputs, None).compile().as_text()  # pylint: disable=protected-access
+  contracted = re.findall(r"lhs_contracting_dims=\{1\}, "
+                          r"rhs_contracting_dims=\{(\d)\}", program)
+  transposed = re.findall(rf"f32\[{model.softmax_weights.hidden_size},"
+                          rf"{search_cases.VOCAB}\]", program)
+  if not contracted or set(contracted) != {"1"} or transposed:
+    print(f"kernel layout: contracted dimensions {sorted(set(contracted))} "
+          f"of {len(contracted)} row products; {len(transposed)} "
+          "[d_model, vocab] arrays")
+    sys.exit(1)
+  print(f"kernel layout OK: {len(contracted)} row products")
 
 
 if __name__ == "__main__":

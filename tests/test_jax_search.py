@@ -3,7 +3,8 @@ reward), greedy search, forced prefixes and the parsing constraints
 (top-down trees over words, first pieces and placeholders; in-order trees)
 from a TensorFlow graph equal those from ``jax.jit`` over the same weights
 (decoding.jax_search): every search on the transformer, the unconstrained
-and prefixed ones on the relative and rotary models."""
+and prefixed ones on the relative and rotary models; and the JAX search's
+products read the kernels as [d_out, d_in] (kernels.kernel_layout)."""
 
 import os
 import subprocess
@@ -48,3 +49,5 @@ def test_jax_search_gives_the_graph_ids(tmp_path):
   assert result.returncode == 0, result.stdout + result.stderr[-3000:]
   count = len(list(search_cases.cases()))
   assert f"jax search OK: {count} searches" in result.stdout
+  # kernels.kernel_layout: the compiled search reads W as [d_out, d_in].
+  assert "kernel layout OK" in result.stdout, result.stdout

@@ -6,7 +6,8 @@ The model's weights enter the compiled search as arguments (a
 ``keras.StatelessScope`` maps each variable to its value), not as
 constants: a search compiled once serves every later value of the weights,
 a training run's or a moving average's, with no retrace. One program is
-compiled a batch shape (and prefix width).
+compiled a batch shape (and prefix width). On CPUs the linear maps'
+kernels enter transposed (``kernels.kernel_layout``).
 
     search = JaxSearch(model, decode_hparams("beam_size=4"))
     ids, scores = search(inputs)                  # int32 [batch, length]
@@ -16,10 +17,13 @@ compiled a batch shape (and prefix width).
 Only under ``KERAS_BACKEND=jax``; it imports no TensorFlow.
 """
 
+import contextlib
+
 import keras
 
 from t2t_keras.decoding.constraints import PrefixConstraint
 from t2t_keras.decoding.search import make_search
+from t2t_keras.kernels import kernel_layout
 
 
 class JaxSearch:
@@ -51,10 +55,15 @@ class JaxSearch:
     self.variables = list(model.trainable_variables) + list(
         model.non_trainable_variables)
     search = make_search(options)
+    self._layout = kernel_layout.layout_for(model, self.variables)
 
     def run(values, inputs, prefixes):
-      with keras.StatelessScope(state_mapping=list(zip(self.variables,
-                                                       values))):
+      layout = contextlib.nullcontext()
+      if self._layout is not None:
+        layout = self._layout.reading(values)
+        values = self._layout.inside(values)
+      with layout, keras.StatelessScope(
+          state_mapping=list(zip(self.variables, values))):
         chosen = (constraint if prefixes is None else
                   PrefixConstraint(prefixes, word_starts))
         return search(model, inputs, chosen)
@@ -64,4 +73,7 @@ class JaxSearch:
   def __call__(self, inputs, prefixes=None, values=None):
     if values is None:
       values = [v.value for v in self.variables]
-    return self._run(list(values), inputs, prefixes)
+    values = list(values)
+    if self._layout is not None:
+      values = self._layout.outside(values)
+    return self._run(values, inputs, prefixes)

@@ -12,13 +12,16 @@ tests/test_weights_once.py).
     fused_adam    Adam through TensorFlow's one-kernel ResourceApplyAdam
     weights_once  decoding reads mixed-precision weights cast once a batch
     stored_transpose  a SavedModel keeps the pre-softmax W^T as a variable
+    kernel_layout  JAX searches read each linear map's W as [d_out, d_in]
     distribute    the trainer all-reduces gradients itself
 
 The rule: on when Keras runs on TensorFlow and no GPU is visible, the only
 place they were measured to help (2-core CPUs); off under JAX and on GPUs,
 where they were never measured, except fused_adam: ResourceApplyAdam has
 GPU kernels and computes Keras's Adam update (tested against it), and
-replaces about ten elementwise ops a variable by one wherever it runs.
+replaces about ten elementwise ops a variable by one wherever it runs; and
+kernel_layout, which is for JAX and on where JAX's devices are CPUs
+(measured there; its own ``enabled``).
 ``T2T_KERAS_KERNELS=0`` turns them off, ``=1`` on. Keras's private API is used from this directory only, against
 the Keras versions ``requirements.txt`` pins.
 """

@@ -8,6 +8,7 @@ all three); embedded vectors are multiplied by sqrt(d_model).
 import keras
 from keras import ops
 
+from t2t_keras.kernels import kernel_layout
 from t2t_keras.kernels import stored_transpose
 from t2t_keras.layers.rows import apply_to_rows
 
@@ -56,8 +57,13 @@ class TokenEmbedding(keras.layers.Layer):
     at greedy search's 32 than the same product with W^T in memory (CPU,
     fp32); at training's thousands of rows both are equal. So decoding
     forms W^T (and its cast) once a batch and passes it to ``call``; an
-    exported SavedModel stores it (``kernels.stored_transpose``).
+    exported SavedModel stores it (``kernels.stored_transpose``). Inside a
+    JAX search on CPUs (``kernels.kernel_layout``) it is None: XLA's
+    few-row products are faster against W [vocab_size, d_model] itself,
+    which ``call`` then reads.
     """
+    if kernel_layout.active():
+      return None
     stored = stored_transpose.stored_for(self)
     if stored is not None:
       return stored

@@ -130,9 +130,9 @@ class Transformer(Seq2SeqModel):
     """Encoder-decoder keys and values, self-attention caches of
     ``max_length`` positions (see ``layers.multi_head_attention``), the
     source padding bias, and the pre-softmax
-    matrix transposed once a batch ([d_model, vocab]; see
-    ``TokenEmbedding.transposed``: not a per-row tensor, so
-    ``reorder_cache`` leaves it alone)."""
+    matrix transposed once a batch ([d_model, vocab], or None where the
+    product reads W as it is; see ``TokenEmbedding.transposed``: not a
+    per-row tensor, so ``reorder_cache`` leaves it alone)."""
     memory, memory_bias = state
     return {"layers": self.decoder.init_cache(memory, max_length),
             "memory_bias": memory_bias,
