@@ -11,7 +11,9 @@ encoder-decoder attention (its keys and values come from the source,
 once), the two feed-forward matrices; then the [d_model, vocab] pre-softmax
 product. Rows: 1 (greedy) and 4 (beam 4). Runtimes: numpy (its BLAS),
 TensorFlow graph and XLA (``tf.function``), JAX (``jax.jit``) where
-installed. Each cell: the median of ``--repeats`` chains, milliseconds.
+installed, each matrix as [d_out, d_in] and multiplied as x W^T, as the
+JAX search holds it (``t2t_keras/kernels/kernel_layout.py``). Each cell:
+the median of ``--repeats`` chains, milliseconds.
 
   python benchmarks/step_floor.py [--layers 6] [--d_model 512] [--d_ff 2048]
       [--vocab 32000] [--repeats 20] [--quick]
@@ -43,12 +45,15 @@ def matrices(layers, d_model, d_ff, vocab):
   return out + [rng.standard_normal((d_model, vocab)).astype(np.float32) * 0.02]
 
 
-def chain(x, weights, matmul, d_model):
+def chain(x, weights, matmul, d_model, d_in=0):
   """Each product's input is the previous one's output (cut to d_model
-  columns where the next matrix wants them): the order a step keeps."""
+  columns where the next matrix wants them): the order a step keeps.
+  ``matmul(x, w)`` -> [rows, d_out]; ``d_in``: the axis of ``w`` that is
+  its input (0: [d_in, d_out]; 1: [d_out, d_in], ``matmul`` multiplying
+  by its transpose)."""
   for w, following in zip(weights[:-1], weights[1:]):
     y = matmul(x, w)
-    x = y if w.shape[1] == following.shape[0] else y[:, :d_model]
+    x = y if y.shape[1] == following.shape[d_in] else y[:, :d_model]
   return matmul(x, weights[-1])
 
 
@@ -69,8 +74,9 @@ def runtimes(weights, d_model):
     import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
   except ImportError:
     return found
-  on_device = [jnp.asarray(w) for w in weights]
-  fn = jax.jit(lambda x, ws: chain(x, ws, jnp.matmul, d_model))
+  on_device = [jnp.asarray(w.T) for w in weights]     # [d_out, d_in]
+  fn = jax.jit(lambda x, ws: chain(
+      x, ws, lambda a, w: jnp.einsum("ri,oi->ro", a, w), d_model, d_in=1))
   found["JAX"] = lambda x: (lambda: fn(jnp.asarray(x), on_device)
                             .block_until_ready())
   return found
