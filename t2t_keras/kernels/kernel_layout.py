@@ -4,15 +4,16 @@ A decoding step multiplies one row a sentence (a beam's rows) by every
 decoder matrix. XLA's CPU products run that few-row product faster against
 a matrix whose rows run along its input dimension, y = x (W^T)^T, than
 against W as Keras stores it, [d_in, d_out]: for the base model's 49
-products of a step (benchmarks/step_floor.py's chain) 1.2x at one row and
-1.7x at four. So ``JaxSearch`` passes each ``keras.layers.Dense`` kernel to
-its compiled search transposed, once for a given set of weights, and inside
-``reading(...)`` ``layers.dense.Dense`` multiplies by it as
+products of a step (benchmarks/step_floor.py's chain) 1.1-1.2x at one row
+and 1.3-1.7x at four. So ``JaxSearch`` passes each ``keras.layers.Dense``
+kernel to its compiled search transposed, once for a given set of weights,
+and inside ``reading(...)`` ``layers.dense.Dense`` multiplies by it as
 ``einsum("...i,oi->...o")``: one product with those dimension numbers, no
 transpose op (a transpose back to [d_in, d_out] is hoisted out of the
 decoding loop by XLA and materialized, which gains nothing). The
-pre-softmax product already reads the embedding matrix [vocab, d_model]
-that way.
+pre-softmax product reads the embedding matrix [vocab, d_model] that way
+as it is: while ``active()``, ``TokenEmbedding.transposed`` forms no
+[d_model, vocab] copy.
 
     layout = layout_for(model, variables)        # None where it is off
     arguments = layout.outside(values)           # before the jitted call

@@ -32,7 +32,9 @@ class Dense(keras.layers.Dense):
 
   def _product_transposed(self, inputs, transposed):
     """x W + b with W given as W^T, [units, d_in]: ``keras.layers.Dense``'s
-    call with its one product written against W^T."""
+    call with its one product written against W^T (cast to the compute
+    dtype, as Keras casts the kernel it reads)."""
+    transposed = ops.cast(transposed, self.compute_dtype)
     x = ops.einsum("...i,oi->...o", inputs, transposed)
     if self.bias is not None:
       x = ops.add(x, self.bias)
