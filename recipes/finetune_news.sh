@@ -24,7 +24,10 @@
 #                   earlier row's model moved back toward its start,
 #                   ALPHA x its weights + (1 - ALPHA) x the source's
 #                   (t2t-avg-all --interpolate; a kept vocabulary's rows
-#                   are the source's own, a mapped one's as it was mapped)
+#                   are the source's own, a mapped one's as it was mapped);
+#                   ALPHA "auto": each of ALPHAS (default "0.5 0.6 0.7
+#                   0.8") translates the dev half and Multi30k val, and
+#                   recipes/finetune_alpha.py picks one by the aim on those
 # Prints one table (recipes/finetune_table.py): newstest2013's second half
 # and Multi30k val (sacreBLEU's BLEU and chrF) for the source and each row,
 # whether the row keeps Multi30k val within 1.0 BLEU of the source while
@@ -58,6 +61,7 @@ SEED=${SEED:-1234}
 ROWS=${ROWS:-news mixed mixed_continue mixed_constant mixed_l2 mixed_freeze kept_mixed}
 CHOSEN=${CHOSEN:-}
 INTERPOLATE=${INTERPOLATE:-chosen 0.5}
+ALPHAS=${ALPHAS:-0.5 0.6 0.7 0.8}
 HPARAMS=${HPARAMS:-}
 # The restarted schedule (rows without --warm_start_schedule): the paper's
 # with a short warm-up, scaled to the source run's peak learning rate
@@ -132,6 +136,25 @@ decode() {   # decode DATA RUN CHECKPOINT INPUT OUTPUT (beam 4, alpha 0.6)
 }
 VAL=$SHARED/multi30k/val
 TEST=$SHARED/multi30k/test_2016_flickr
+# choose_alpha: INTERPOLATE="ROW auto" (settings has set FROM, KIND): each
+# of ALPHAS blended and translating the dev half and Multi30k val; the
+# choice written to RUN/interpolated/alpha.
+choose_alpha() {
+  local a dir
+  for a in $ALPHAS; do
+    dir=$RUN/interpolated/alpha_$a
+    if [ ! -s "$dir/best/model.json" ]; then
+      step t2t-avg-all --output_dir="$RUN/$FROM" --interpolate="$a" \
+        --avg_dir="$dir/best"
+      cp "$dir/best/model.json" "$dir/best/hparams.json" "$dir/"
+    fi
+    decode "$DATA/$KIND" "$dir" "$dir/best" "$DATA/raw/dev.en" "$dir/dev.de"
+    decode "$DATA/$KIND" "$dir" "$dir/best" "$VAL.en" "$dir/multi30k_val.de"
+  done
+  step python3 "$(dirname "$0")/finetune_alpha.py" "$RUN/interpolated" \
+    $ALPHAS --dev="$DATA/raw/dev" --val="$VAL" \
+    --source_val="$RUN/source/multi30k_val.de" --out="$RUN/interpolated/alpha"
+}
 decode "$SOURCE_DATA" "$SOURCE" "$SOURCE/avg" "$NEWS.en" "$RUN/source/newstest2013.de"
 decode "$SOURCE_DATA" "$SOURCE" "$SOURCE/avg" "$VAL.en" "$RUN/source/multi30k_val.de"
 
@@ -163,7 +186,11 @@ settings() {
           "ALPHA' with ROW a row of ROWS before interpolated" >&2
         exit 2 ;; esac
       settings "$FROM"
-      ABOUT="$FROM's weights x $ALPHA + the source's x (1 - $ALPHA)" ;;
+      if [ "$ALPHA" = auto ] && [ -s "$RUN/interpolated/alpha" ]; then
+        ALPHA=$(cat "$RUN/interpolated/alpha")
+        ABOUT="$FROM's weights x $ALPHA (chosen on dev from $ALPHAS)"
+      else ABOUT="$FROM's weights x $ALPHA"; fi
+      ABOUT="$ABOUT + the source's x (1 - $ALPHA)" ;;
     *) echo "error: ROWS: unknown row $1; expected news, mixed," \
          "mixed_continue, mixed_constant, mixed_l2, mixed_freeze," \
          "kept_mixed, chosen or interpolated" >&2; exit 2 ;;
@@ -179,10 +206,18 @@ for row in $ROWS; do
   settings "$row"
   DESCRIBED="$DESCRIBED;$row=$ABOUT"
   LAST=$row
+  if [ "$row" = interpolated ] && [ "$ALPHA" = auto ]; then
+    choose_alpha
+    settings "$row"
+    DESCRIBED="${DESCRIBED%;*};$row=$ABOUT"
+  fi
   if [ "$row" = interpolated ] && [ ! -s "$RUN/$row/multi30k_val.de" ]; then
     step t2t-avg-all --output_dir="$RUN/$FROM" --interpolate="$ALPHA" \
       --avg_dir="$RUN/$row/best"
     cp "$RUN/$row/best/model.json" "$RUN/$row/best/hparams.json" "$RUN/$row/"
+    if [ -s "$RUN/$row/alpha_$ALPHA/multi30k_val.de" ]; then   # chosen on dev
+      cp "$RUN/$row/alpha_$ALPHA/multi30k_val.de" "$RUN/$row/"
+    fi
   elif [ ! -s "$RUN/$row/multi30k_val.de" ]; then
     step t2t-trainer --problem=$PROBLEM --data_dir="$DATA/$KIND" \
       --output_dir="$RUN/$row" --hparams_set=transformer_multi30k \

@@ -93,7 +93,7 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
                  ROWS="news kept_mixed chosen interpolated",
                  CHOSEN="mixed continue finetune_l2=0.01,"
                         "finetune_freeze=embeddings",
-                 INTERPOLATE="kept_mixed 0.5")
+                 INTERPOLATE="kept_mixed auto", ALPHAS="0.5 0.9")
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
   out = done.stdout
   log = out + done.stderr
@@ -107,7 +107,13 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
   ], table
   assert table[-1].endswith(" | yes |") or table[-1].endswith(" | no |")
   assert "$ t2t-avg-all --output_dir=" in out and "--interpolate=0.5" in out
-  assert "kept_mixed's weights x 0.5" in table[-1], table[-1]
+  # INTERPOLATE="ROW auto": both weights translated dev and val, one chosen.
+  assert "--interpolate=0.9" in out and "chosen on dev: " in out, out[-3000:]
+  alpha = (tmp_path / "news_run" / "interpolated" / "alpha").read_text(
+      encoding="utf-8").strip()
+  assert alpha in ("0.5", "0.9")
+  assert (f"kept_mixed's weights x {alpha} (chosen on dev from 0.5 0.9)"
+          in table[-1]), table[-1]
   assert "Multi30k test2016, interpolated: BLEU " in out, out[-3000:]
   assert log.count(" pieces kept from ") == 2, log[-3000:]
   assert "train.0: " in log or "mixed by sampling" in log, log[-3000:]
@@ -130,7 +136,7 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
                   VOCAB="800", HPARAMS=TOY,
                   ROWS="news kept_mixed chosen interpolated",
                   CHOSEN="mixed continue finetune_l2=0.01",
-                  INTERPOLATE="kept_mixed 0.5")
+                  INTERPOLATE="kept_mixed auto", ALPHAS="0.5 0.9")
   assert again.returncode == 0, again.stderr[-3000:]
   assert not [c for c in ("$ t2t-trainer", "$ t2t-decoder", "$ t2t-avg-all")
               if c in again.stdout], again.stdout[-3000:]
@@ -351,3 +357,15 @@ def test_translate_files_recipe_refuses_bad_folders(shared_data, tmp_path,
   assert said == [message.format(raw=raw)]
   assert not os.path.exists(tmp_path / "data")
   assert not os.path.exists(tmp_path / "run")
+
+
+def test_finetune_alpha_chooses_by_the_aim_on_dev():
+  """recipes/finetune_alpha.py: the best dev chrF among the weights that
+  keep Multi30k val within 1.0 BLEU of the source; else the best val."""
+  sys.path.insert(0, os.path.join(REPO, "recipes"))
+  import finetune_alpha  # pylint: disable=g-import-not-at-top,import-outside-toplevel
+  candidates = {"0.5": {"dev": (2.0, 21.0), "val": (41.0, 63.0)},
+                "0.7": {"dev": (2.2, 22.5), "val": (40.3, 62.0)},
+                "0.9": {"dev": (2.5, 23.5), "val": (39.0, 61.0)}}
+  assert finetune_alpha.choose(candidates, 41.2) == "0.7"
+  assert finetune_alpha.choose(candidates, 43.0) == "0.5"
