@@ -19,7 +19,8 @@
 #   kept_mixed      mixed with the source's own vocabulary kept
 #   chosen          the setting CHOSEN gives, as "DATA SCHEDULE HPARAMS"
 #                   (DATA: news, mixed, kept_mixed, or kept_news: news
-#                   alone with the source's vocabulary)
+#                   alone with the source's vocabulary), CHOSEN_STEPS
+#                   steps (default STEPS)
 #   interpolated    INTERPOLATE="ROW ALPHA" (default "chosen 0.5"): that
 #                   earlier row's model moved back toward its start,
 #                   ALPHA x its weights + (1 - ALPHA) x the source's
@@ -52,6 +53,7 @@ SHARED=${2:-../shared/data}
 DATA=${3:-/tmp/t2t_data/news_finetune}
 RUN=${4:-/tmp/t2t_train/news_finetune}
 STEPS=${STEPS:-600}
+CHOSEN_STEPS=${CHOSEN_STEPS:-$STEPS}
 EVAL_EVERY=${EVAL_EVERY:-200}
 EVAL_LINES=${EVAL_LINES:-500}
 VOCAB=${VOCAB:-8000}
@@ -162,6 +164,7 @@ decode "$SOURCE_DATA" "$SOURCE" "$SOURCE/avg" "$VAL.en" "$RUN/source/multi30k_va
 # description.
 settings() {
   KIND=mixed; VOCAB_MODE=map; SCHEDULE=restart; EXTRA=; ABOUT=
+  ROW_STEPS=$STEPS
   case $1 in
     news) KIND=news; ABOUT="news alone, schedule restarted" ;;
     mixed) ABOUT="news:$MIX + Multi30k:$REST, schedule restarted" ;;
@@ -179,7 +182,8 @@ settings() {
           "with DATA one of news, mixed, kept_mixed, kept_news" >&2
         exit 2 ;; esac
       case $KIND in kept_*) VOCAB_MODE=same ;; esac
-      ABOUT="$KIND, $SCHEDULE${EXTRA:+, $EXTRA}" ;;
+      ROW_STEPS=$CHOSEN_STEPS
+      ABOUT="$KIND, $SCHEDULE${EXTRA:+, $EXTRA}, $ROW_STEPS steps" ;;
     interpolated) read -r FROM ALPHA <<< "$INTERPOLATE"
       case " $ROWS " in *" $FROM interpolated"*|*" $FROM "*" interpolated"*)
         ;; *) echo "error: INTERPOLATE='$INTERPOLATE': expected 'ROW" \
@@ -223,7 +227,7 @@ for row in $ROWS; do
       --output_dir="$RUN/$row" --hparams_set=transformer_multi30k \
       --hparams="$(join "$HPARAMS" "$EXTRA")" --warm_start_from="$SOURCE/avg" \
       --warm_start_vocab=$VOCAB_MODE --warm_start_schedule=$SCHEDULE \
-      --train_steps="$STEPS" --local_eval_frequency="$EVAL_EVERY" \
+      --train_steps="$ROW_STEPS" --local_eval_frequency="$EVAL_EVERY" \
       --eval_bleu_lines="$EVAL_LINES" --save_checkpoints_steps="$EVAL_EVERY" \
       --random_seed="$SEED"
   fi

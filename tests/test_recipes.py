@@ -93,13 +93,15 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
                  ROWS="news kept_mixed chosen interpolated",
                  CHOSEN="mixed continue finetune_l2=0.01,"
                         "finetune_freeze=embeddings",
-                 INTERPOLATE="kept_mixed auto", ALPHAS="0.5 0.9")
+                 INTERPOLATE="kept_mixed auto", ALPHAS="0.5 0.9",
+                 CHOSEN_STEPS="3")
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
   out = done.stdout
   log = out + done.stderr
   assert "--warm_start_vocab=map" in out and "fine-tuning wall time:" in out
   assert "--warm_start_vocab=same" in out, out[-3000:]
   assert "--warm_start_schedule=continue: the source's last update" in log
+  assert out.count("--train_steps=2 ") == 2 and "--train_steps=3 " in out
   assert "training word occurrences in at most 3 pieces" in log, log[-3000:]
   table = [line for line in out.splitlines() if line.startswith("| ")]
   assert [row.split(" | ")[0] for row in table[2:]] == [
