@@ -104,6 +104,7 @@ for line in sys.stdin:
     > "$DATA/raw/news.$lang"
   cp "$SHARED/multi30k/train.$lang" "$DATA/raw/m30k.$lang"
   head -n "$HALF" "$NEWS.$lang" > "$DATA/raw/dev.$lang"
+  tail -n +"$(( HALF + 1 ))" "$NEWS.$lang" > "$DATA/raw/rest.$lang"
 done
 REST=$(awk -v m="$MIX" 'BEGIN { print 1 - m }')
 datagen() {   # datagen DIR PREFIXES [VOCAB_SIZE]
@@ -215,13 +216,21 @@ for row in $ROWS; do
     settings "$row"
     DESCRIBED="${DESCRIBED%;*};$row=$ABOUT"
   fi
-  if [ "$row" = interpolated ] && [ ! -s "$RUN/$row/multi30k_val.de" ]; then
+  CANDIDATE=$RUN/$row/alpha_$ALPHA
+  if [ "$row" = interpolated ] && [ ! -s "$RUN/$row/multi30k_val.de" ] &&
+     [ -s "$CANDIDATE/multi30k_val.de" ]; then
+    # Chosen on dev: the candidate's model and translations; only
+    # newstest2013's second half is left to translate.
+    cp -r "$CANDIDATE/best" "$CANDIDATE/model.json" "$CANDIDATE/hparams.json" \
+      "$RUN/$row/"
+    decode "$DATA/$KIND" "$CANDIDATE" "$CANDIDATE/best" "$DATA/raw/rest.en" \
+      "$CANDIDATE/rest.de"
+    cat "$CANDIDATE/dev.de" "$CANDIDATE/rest.de" > "$RUN/$row/newstest2013.de"
+    cp "$CANDIDATE/multi30k_val.de" "$RUN/$row/"
+  elif [ "$row" = interpolated ] && [ ! -s "$RUN/$row/multi30k_val.de" ]; then
     step t2t-avg-all --output_dir="$RUN/$FROM" --interpolate="$ALPHA" \
       --avg_dir="$RUN/$row/best"
     cp "$RUN/$row/best/model.json" "$RUN/$row/best/hparams.json" "$RUN/$row/"
-    if [ -s "$RUN/$row/alpha_$ALPHA/multi30k_val.de" ]; then   # chosen on dev
-      cp "$RUN/$row/alpha_$ALPHA/multi30k_val.de" "$RUN/$row/"
-    fi
   elif [ ! -s "$RUN/$row/multi30k_val.de" ]; then
     step t2t-trainer --problem=$PROBLEM --data_dir="$DATA/$KIND" \
       --output_dir="$RUN/$row" --hparams_set=transformer_multi30k \

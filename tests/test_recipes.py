@@ -111,6 +111,8 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
   assert "$ t2t-avg-all --output_dir=" in out and "--interpolate=0.5" in out
   # INTERPOLATE="ROW auto": both weights translated dev and val, one chosen.
   assert "--interpolate=0.9" in out and "chosen on dev: " in out, out[-3000:]
+  # The chosen candidate is the row: no third blend, only the rest decoded.
+  assert out.count("--interpolate=") == 2 and "raw/rest.en" in out, out
   alpha = (tmp_path / "news_run" / "interpolated" / "alpha").read_text(
       encoding="utf-8").strip()
   assert alpha in ("0.5", "0.9")
@@ -129,7 +131,8 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
   assert len(dev) == 4   # newstest2013's first half only
   for name in ("source/newstest2013.de", "news/newstest2013.de",
                "chosen/newstest2013.de", "source/multi30k_val.de",
-               "kept_mixed/multi30k_val.de", "interpolated/multi30k_val.de"):
+               "kept_mixed/multi30k_val.de", "interpolated/multi30k_val.de",
+               "interpolated/newstest2013.de"):
     assert len((tmp_path / "news_run" / name).read_text(
         encoding="utf-8").splitlines()) == 8
   # The same command again runs nothing new: every row's outputs exist.
