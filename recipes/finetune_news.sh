@@ -26,9 +26,10 @@
 #                   ALPHA x its weights + (1 - ALPHA) x the source's
 #                   (t2t-avg-all --interpolate; a kept vocabulary's rows
 #                   are the source's own, a mapped one's as it was mapped);
-#                   ALPHA "auto": each of ALPHAS (default "0.5 0.6 0.7
-#                   0.8") translates the dev half and Multi30k val, and
-#                   recipes/finetune_alpha.py picks one by the aim on those
+#                   "ROW[,ROW...] auto": each of those rows at each of
+#                   ALPHAS (default "0.5 0.6 0.7 0.8") translates the dev
+#                   half and Multi30k val, and recipes/finetune_alpha.py
+#                   picks one row and weight by the aim on those
 # Prints one table (recipes/finetune_table.py): newstest2013's second half
 # and Multi30k val (sacreBLEU's BLEU and chrF) for the source and each row,
 # whether the row keeps Multi30k val within 1.0 BLEU of the source while
@@ -139,24 +140,30 @@ decode() {   # decode DATA RUN CHECKPOINT INPUT OUTPUT (beam 4, alpha 0.6)
 }
 VAL=$SHARED/multi30k/val
 TEST=$SHARED/multi30k/test_2016_flickr
-# choose_alpha: INTERPOLATE="ROW auto" (settings has set FROM, KIND): each
-# of ALPHAS blended and translating the dev half and Multi30k val; the
-# choice written to RUN/interpolated/alpha.
-choose_alpha() {
-  local a dir
-  for a in $ALPHAS; do
-    dir=$RUN/interpolated/alpha_$a
-    if [ ! -s "$dir/best/model.json" ]; then
-      step t2t-avg-all --output_dir="$RUN/$FROM" --interpolate="$a" \
-        --avg_dir="$dir/best"
-      cp "$dir/best/model.json" "$dir/best/hparams.json" "$dir/"
-    fi
-    decode "$DATA/$KIND" "$dir" "$dir/best" "$DATA/raw/dev.en" "$dir/dev.de"
-    decode "$DATA/$KIND" "$dir" "$dir/best" "$VAL.en" "$dir/multi30k_val.de"
+# choose_interpolation: INTERPOLATE="ROW[,ROW...] auto" (settings has set
+# FROMS): each row at each of ALPHAS blended and translating the dev half
+# and Multi30k val; the choice, "ROW ALPHA", written to
+# RUN/interpolated/choice.
+choose_interpolation() {
+  local from a dir candidates=
+  for from in ${FROMS//,/ }; do
+    settings "$from"
+    for a in $ALPHAS; do
+      dir=$RUN/interpolated/${from}_alpha_$a
+      if [ ! -s "$dir/best/model.json" ]; then
+        step t2t-avg-all --output_dir="$RUN/$from" --interpolate="$a" \
+          --avg_dir="$dir/best"
+        cp "$dir/best/model.json" "$dir/best/hparams.json" "$dir/"
+      fi
+      decode "$DATA/$KIND" "$dir" "$dir/best" "$DATA/raw/dev.en" "$dir/dev.de"
+      decode "$DATA/$KIND" "$dir" "$dir/best" "$VAL.en" "$dir/multi30k_val.de"
+      candidates="$candidates $from:$a"
+    done
   done
   step python3 "$(dirname "$0")/finetune_alpha.py" "$RUN/interpolated" \
-    $ALPHAS --dev="$DATA/raw/dev" --val="$VAL" \
-    --source_val="$RUN/source/multi30k_val.de" --out="$RUN/interpolated/alpha"
+    $candidates --dev="$DATA/raw/dev" --val="$VAL" \
+    --source_val="$RUN/source/multi30k_val.de" \
+    --out="$RUN/interpolated/choice"
 }
 decode "$SOURCE_DATA" "$SOURCE" "$SOURCE/avg" "$NEWS.en" "$RUN/source/newstest2013.de"
 decode "$SOURCE_DATA" "$SOURCE" "$SOURCE/avg" "$VAL.en" "$RUN/source/multi30k_val.de"
@@ -185,16 +192,25 @@ settings() {
       case $KIND in kept_*) VOCAB_MODE=same ;; esac
       ROW_STEPS=$CHOSEN_STEPS
       ABOUT="$KIND, $SCHEDULE${EXTRA:+, $EXTRA}, $ROW_STEPS steps" ;;
-    interpolated) read -r FROM ALPHA <<< "$INTERPOLATE"
-      case " $ROWS " in *" $FROM interpolated"*|*" $FROM "*" interpolated"*)
-        ;; *) echo "error: INTERPOLATE='$INTERPOLATE': expected 'ROW" \
-          "ALPHA' with ROW a row of ROWS before interpolated" >&2
-        exit 2 ;; esac
-      settings "$FROM"
-      if [ "$ALPHA" = auto ] && [ -s "$RUN/interpolated/alpha" ]; then
-        ALPHA=$(cat "$RUN/interpolated/alpha")
-        ABOUT="$FROM's weights x $ALPHA (chosen on dev from $ALPHAS)"
-      else ABOUT="$FROM's weights x $ALPHA"; fi
+    interpolated) read -r FROMS ALPHA <<< "$INTERPOLATE"
+      for FROM in ${FROMS//,/ }; do
+        case " $ROWS " in *" $FROM interpolated"*|*" $FROM "*" interpolated"*)
+          ;; *) echo "error: INTERPOLATE='$INTERPOLATE': expected 'ROW" \
+            "ALPHA' or 'ROW,ROW,... auto' with each ROW a row of ROWS" \
+            "before interpolated" >&2
+          exit 2 ;; esac
+      done
+      case $FROMS in *,*) if [ "$ALPHA" != auto ]; then
+        echo "error: INTERPOLATE='$INTERPOLATE': several rows are chosen" \
+          "between on dev: 'ROW,ROW,... auto'" >&2
+        exit 2; fi ;; esac
+      FROM=${FROMS%%,*}
+      if [ "$ALPHA" = auto ] && [ -s "$RUN/interpolated/choice" ]; then
+        read -r FROM ALPHA < "$RUN/interpolated/choice"
+        settings "$FROM"
+        ABOUT="$FROM's weights x $ALPHA (chosen on dev from"
+        ABOUT="$ABOUT ${FROMS//,/, } x ${ALPHAS// /, })"
+      else settings "$FROM"; ABOUT="$FROM's weights x $ALPHA"; fi
       ABOUT="$ABOUT + the source's x (1 - $ALPHA)" ;;
     *) echo "error: ROWS: unknown row $1; expected news, mixed," \
          "mixed_continue, mixed_constant, mixed_l2, mixed_freeze," \
@@ -212,11 +228,11 @@ for row in $ROWS; do
   DESCRIBED="$DESCRIBED;$row=$ABOUT"
   LAST=$row
   if [ "$row" = interpolated ] && [ "$ALPHA" = auto ]; then
-    choose_alpha
+    choose_interpolation
     settings "$row"
     DESCRIBED="${DESCRIBED%;*};$row=$ABOUT"
   fi
-  CANDIDATE=$RUN/$row/alpha_$ALPHA
+  CANDIDATE=$RUN/$row/${FROM}_alpha_$ALPHA
   if [ "$row" = interpolated ] && [ ! -s "$RUN/$row/multi30k_val.de" ] &&
      [ -s "$CANDIDATE/multi30k_val.de" ]; then
     # Chosen on dev: the candidate's model and translations; only

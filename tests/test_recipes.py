@@ -93,7 +93,7 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
                  ROWS="news kept_mixed chosen interpolated",
                  CHOSEN="mixed continue finetune_l2=0.01,"
                         "finetune_freeze=embeddings",
-                 INTERPOLATE="kept_mixed auto", ALPHAS="0.5 0.9",
+                 INTERPOLATE="kept_mixed,chosen auto", ALPHAS="0.5 0.9",
                  CHOSEN_STEPS="3")
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
   out = done.stdout
@@ -109,15 +109,19 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
   ], table
   assert table[-1].endswith(" | yes |") or table[-1].endswith(" | no |")
   assert "$ t2t-avg-all --output_dir=" in out and "--interpolate=0.5" in out
-  # INTERPOLATE="ROW auto": both weights translated dev and val, one chosen.
+  # INTERPOLATE="ROW,ROW auto": both rows at both weights translated dev
+  # and val (each in its own row's vocabulary), one chosen.
   assert "--interpolate=0.9" in out and "chosen on dev: " in out, out[-3000:]
-  # The chosen candidate is the row: no third blend, only the rest decoded.
-  assert out.count("--interpolate=") == 2 and "raw/rest.en" in out, out
-  alpha = (tmp_path / "news_run" / "interpolated" / "alpha").read_text(
-      encoding="utf-8").strip()
-  assert alpha in ("0.5", "0.9")
-  assert (f"kept_mixed's weights x {alpha} (chosen on dev from 0.5 0.9)"
-          in table[-1]), table[-1]
+  for row, kind in (("kept_mixed", "kept_mixed"), ("chosen", "mixed")):
+    assert (f"--data_dir={tmp_path}/news_data/{kind} --output_dir={tmp_path}"
+            f"/news_run/interpolated/{row}_alpha_0.9 ") in out, out[-3000:]
+  # The chosen candidate is the row: no fifth blend, only the rest decoded.
+  assert out.count("--interpolate=") == 4 and "raw/rest.en" in out, out
+  row, alpha = (tmp_path / "news_run" / "interpolated" / "choice").read_text(
+      encoding="utf-8").split()
+  assert row in ("kept_mixed", "chosen") and alpha in ("0.5", "0.9")
+  assert (f"{row}'s weights x {alpha} (chosen on dev from kept_mixed, chosen"
+          " x 0.5, 0.9)" in table[-1]), table[-1]
   assert "Multi30k test2016, interpolated: BLEU " in out, out[-3000:]
   assert log.count(" pieces kept from ") == 2, log[-3000:]
   assert "train.0: " in log or "mixed by sampling" in log, log[-3000:]
@@ -141,7 +145,7 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
                   VOCAB="800", HPARAMS=TOY,
                   ROWS="news kept_mixed chosen interpolated",
                   CHOSEN="mixed continue finetune_l2=0.01",
-                  INTERPOLATE="kept_mixed auto", ALPHAS="0.5 0.9")
+                  INTERPOLATE="kept_mixed,chosen auto", ALPHAS="0.5 0.9")
   assert again.returncode == 0, again.stderr[-3000:]
   assert not [c for c in ("$ t2t-trainer", "$ t2t-decoder", "$ t2t-avg-all")
               if c in again.stdout], again.stdout[-3000:]
@@ -369,8 +373,11 @@ def test_finetune_alpha_chooses_by_the_aim_on_dev():
   keep Multi30k val within 1.0 BLEU of the source; else the best val."""
   sys.path.insert(0, os.path.join(REPO, "recipes"))
   import finetune_alpha  # pylint: disable=g-import-not-at-top,import-outside-toplevel
-  candidates = {"0.5": {"dev": (2.0, 21.0), "val": (41.0, 63.0)},
-                "0.7": {"dev": (2.2, 22.5), "val": (40.3, 62.0)},
-                "0.9": {"dev": (2.5, 23.5), "val": (39.0, 61.0)}}
-  assert finetune_alpha.choose(candidates, 41.2) == "0.7"
-  assert finetune_alpha.choose(candidates, 43.0) == "0.5"
+  candidates = {("a", "0.5"): {"dev": (2.0, 21.0), "val": (41.0, 63.0)},
+                ("a", "0.7"): {"dev": (2.2, 22.5), "val": (40.3, 62.0)},
+                ("a", "0.9"): {"dev": (2.5, 23.5), "val": (39.0, 61.0)},
+                ("b", "0.5"): {"dev": (2.6, 23.0), "val": (40.1, 62.0)},
+                ("b", "0.7"): {"dev": (2.9, 24.0), "val": (38.0, 60.0)}}
+  assert finetune_alpha.choose(candidates, 41.2) == ("a", "0.7")
+  assert finetune_alpha.choose(candidates, 41.0) == ("b", "0.5")
+  assert finetune_alpha.choose(candidates, 43.0) == ("a", "0.5")
