@@ -68,8 +68,9 @@ def main(folder):
 def check_kernel_layout(model, inputs):
   """Every product of rows by a matrix in the compiled greedy search
   contracts the matrix's second dimension (W as [d_out, d_in], the
-  embedding as [vocab, d_model]), and no [d_model, vocab] transpose of the
-  embedding is formed."""
+  embedding as [vocab, d_model]), no [d_model, vocab] transpose of the
+  embedding is formed, and each decoder layer's self-attention step makes
+  its queries, keys and values in one product ([rows, 3 d_model])."""
   search = JaxSearch(model, search_cases.options("greedy"))
   values = [v.value for v in search.variables]
   if search._layout is not None:  # pylint: disable=protected-access
@@ -79,12 +80,18 @@ def check_kernel_layout(model, inputs):
                           r"rhs_contracting_dims=\{(\d)\}", program)
   transposed = re.findall(rf"f32\[{model.softmax_weights.hidden_size},"
                           rf"{search_cases.VOCAB}\]", program)
-  if not contracted or set(contracted) != {"1"} or transposed:
+  hidden = model.softmax_weights.hidden_size
+  stacked = re.findall(rf"= f32\[\d+,{3 * hidden}\]\S* dot\(", program)
+  layers = len(model.decoder.blocks)
+  if (not contracted or set(contracted) != {"1"} or transposed or
+      len(stacked) != layers):
     print(f"kernel layout: contracted dimensions {sorted(set(contracted))} "
           f"of {len(contracted)} row products; {len(transposed)} "
-          "[d_model, vocab] arrays")
+          f"[d_model, vocab] arrays; {len(stacked)} stacked query-key-value "
+          f"products for {layers} decoder layers")
     sys.exit(1)
-  print(f"kernel layout OK: {len(contracted)} row products")
+  print(f"kernel layout OK: {len(contracted)} row products, {len(stacked)} "
+        "stacked")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import collections
 import keras
 from keras import ops
 
+from t2t_keras.kernels import kernel_layout
 from t2t_keras.layers import attention_record
 from t2t_keras.layers.dot_product_attention import ScaledDotProductAttention
 from t2t_keras.layers.dense import Dense
@@ -189,6 +190,38 @@ class MultiHeadAttention(keras.layers.Layer):
     return {"key": ops.zeros(shape + (self.key_size,), dtype),
             "value": ops.zeros(shape + (self.value_size,), dtype)}
 
+  def step_projections(self):
+    """The query, key and value ``Dense`` layers, whose products a
+    decoding step may make as one (``kernels.kernel_layout``: JAX searches
+    on CPUs), or None: where this layer is not a decoder's self-attention
+    (``decodes_by_step``), or a variant transforms what they project
+    (rotary positions override ``queries`` and ``keys_values``)."""
+    base = MultiHeadAttention
+    layers = (self._query_dense, self._key_dense, self._value_dense)
+    if (not getattr(self, "decodes_by_step", False) or
+        type(self).queries is not base.queries or
+        type(self).keys_values is not base.keys_values or
+        any(d.bias is None or d.activation is not keras.activations.linear
+            for d in layers)):
+      return None
+    return layers
+
+  def _step_projections_fused(self, query, fused):
+    """``queries`` and ``keys_values`` of a step's ``query`` [batch, 1,
+    d_model] as one product with ``fused`` = [W^Q W^K W^V]^T, [h (2 d_k +
+    d_v), d_model]: [batch, h, 1, d_k] and {"key": [batch, h, 1, d_k],
+    "value": [batch, h, 1, d_v]}. A step multiplies one row a sentence,
+    where one product of three matrices' rows is faster than three."""
+    layers = (self._query_dense, self._key_dense, self._value_dense)
+    bias = ops.concatenate([d.bias for d in layers], axis=0)
+    y = ops.einsum("...i,oi->...o", query,
+                   ops.cast(fused, self.compute_dtype)) + bias
+    h, dk = self.num_heads, self.key_size
+    q, k, v = ops.split(y, (h * dk, 2 * h * dk), axis=-1)
+    return (ops.reshape(q, (-1, h, 1, dk)),
+            {"key": ops.reshape(k, (-1, h, 1, dk)),
+             "value": ops.reshape(v, (-1, h, 1, self.value_size))})
+
   def attention_terms(self, queries, keys, offset):
     """Hook for variants of self-attention (relative positions): the
     ``extra_logits`` and ``extra_values`` functions that
@@ -205,9 +238,14 @@ class MultiHeadAttention(keras.layers.Layer):
       step = decoding_step(step, cache["key"].shape[2] or
                            ops.shape(cache["key"])[2])
     offset = 0 if step is None else step.index
-    q = self.queries(query, offset)
+    fused = None if step is None else kernel_layout.fused_for(self)
+    if fused is not None:
+      q, new = self._step_projections_fused(query, fused)
+    else:
+      q = self.queries(query, offset)
     if cache is not None and step is not None:   # self-attention, step by step
-      new = self.keys_values(query, offset)
+      if fused is None:
+        new = self.keys_values(query, offset)
       cache = {name: write_at(cache[name], new[name], step)
                for name in ("key", "value")}
       kv = cache
