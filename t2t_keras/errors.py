@@ -41,3 +41,21 @@ class Interrupted(BaseException):
     name = signal.Signals(signum).name
     super().__init__(message or f"stopped by {name}; no output was left "
                      "half-written")
+
+
+_RECEIVED = []   # the signals a command's handler was given (bin.common)
+
+
+def note_signal(signum):
+  """Records that the command received ``signum`` (its handler then raises
+  ``Interrupted``)."""
+  _RECEIVED.append(int(signum))
+
+
+def check_signals():
+  """Raises ``Interrupted`` again for a signal already received whose
+  exception was dropped on its way up: raised while Python ran a finalizer
+  or a callback, it is printed as "Exception ignored" and lost, and the
+  command would go on to the end. Loops call it between units of work."""
+  if _RECEIVED:
+    raise Interrupted(_RECEIVED[0])

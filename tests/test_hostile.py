@@ -122,6 +122,35 @@ def test_decoder_stopped_leaves_the_old_output(trained_run, sources,
   assert _leftovers(tmp_path) == []
 
 
+def test_a_stop_whose_exception_was_lost_stops_the_next_batch():
+  """A signal whose Interrupted a finalizer swallowed ("Exception ignored")
+  still stops decoding before the next batch (errors.check_signals)."""
+  from t2t_keras import errors  # pylint: disable=g-import-not-at-top,import-outside-toplevel
+  from t2t_keras.decoding.backend import Backend  # pylint: disable=g-import-not-at-top,import-outside-toplevel
+
+  class Echo(Backend):
+    hparams = None
+
+    def prepare(self, line):
+      return line, False
+
+    def batches(self, items):
+      return [[i] for i in range(len(items))]
+
+    def decode_batch(self, items, prefixes):
+      if items == ["b"]:   # the handler's raise, lost on its way up
+        errors.note_signal(signal.SIGTERM)
+      return [(item.upper(), 1) for item in items]
+
+  try:
+    with pytest.raises(errors.Interrupted, match="stopped by SIGTERM"):
+      Echo().decode(["a", "b", "c"])
+    errors._RECEIVED.clear()  # pylint: disable=protected-access
+    assert Echo().decode(["a", "c"]) == ["A", "C"]
+  finally:
+    errors._RECEIVED.clear()  # pylint: disable=protected-access
+
+
 def test_decoder_output_that_is_an_input_or_busy_is_refused(
     trained_run, sources, tmp_path):
   before = sources.read_text(encoding="utf-8")

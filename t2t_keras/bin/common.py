@@ -163,13 +163,14 @@ def run(main, tensorflow=True, modes=None):
   code 2, and SIGINT, SIGTERM or SIGHUP as one line and exit code 128 +
   its number. ``tensorflow``: the command uses TensorFlow (imported after the
   command line is checked); ``modes``: what each of its modes reads."""
-  from t2t_keras.errors import Interrupted, UserError  # pylint: disable=g-import-not-at-top
+  from t2t_keras.errors import Interrupted, UserError, note_signal  # pylint: disable=g-import-not-at-top
 
   received = []
 
   def stop(signum, frame):
     del frame
     received.append(signum)
+    note_signal(signum)    # for errors.check_signals, should this be lost
     raise Interrupted(signum)
 
   def guarded(argv):

@@ -14,7 +14,7 @@ with statistics and progress.
 import dataclasses
 import time
 
-from t2t_keras.errors import UserError
+from t2t_keras.errors import UserError, check_signals
 
 
 @dataclasses.dataclass
@@ -78,6 +78,7 @@ class Backend:
     start = time.time()
     results = [None] * len(items)
     for chunk in self.batches(items):
+      check_signals()   # a stop whose exception a finalizer swallowed
       outputs = self.decode_batch(
           [items[i] for i in chunk],
           None if prefixes is None else [prefixes[i] for i in chunk])
