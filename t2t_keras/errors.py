@@ -43,7 +43,7 @@ class Interrupted(BaseException):
                      "half-written")
 
 
-_RECEIVED = []   # the signals a command's handler was given (bin.common)
+_RECEIVED = []   # the signals a command received (bin.common)
 
 
 def note_signal(signum):
@@ -52,10 +52,37 @@ def note_signal(signum):
   _RECEIVED.append(int(signum))
 
 
+def signal_received():
+  """The first signal ``note_signal`` recorded, or None."""
+  return _RECEIVED[0] if _RECEIVED else None
+
+
+def catch_lost_signals():
+  """Makes a signal's exception that Python drops, raised while it ran a
+  finalizer or a garbage-collector callback (JAX registers one), a recorded
+  signal instead of an "Exception ignored" traceback on stderr: Python
+  hands such exceptions to ``sys.unraisablehook``, and the command would
+  go on to the end. ``check_signals`` then stops it. Other unraisable
+  exceptions go to the hook as before."""
+  import signal  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  previous = sys.unraisablehook
+
+  def hook(unraisable):
+    error = unraisable.exc_value
+    if isinstance(error, Interrupted):
+      note_signal(error.signum)
+    elif isinstance(error, KeyboardInterrupt):
+      note_signal(signal.SIGINT)
+    else:
+      previous(unraisable)
+  sys.unraisablehook = hook
+  return previous
+
+
 def check_signals():
-  """Raises ``Interrupted`` again for a signal already received whose
-  exception was dropped on its way up: raised while Python ran a finalizer
-  or a callback, it is printed as "Exception ignored" and lost, and the
-  command would go on to the end. Loops call it between units of work."""
+  """Raises ``Interrupted`` for a signal recorded (``note_signal``) whose
+  exception was lost on its way up (``catch_lost_signals``). Loops call it
+  between units of work."""
   if _RECEIVED:
     raise Interrupted(_RECEIVED[0])

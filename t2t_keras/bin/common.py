@@ -163,13 +163,11 @@ def run(main, tensorflow=True, modes=None):
   code 2, and SIGINT, SIGTERM or SIGHUP as one line and exit code 128 +
   its number. ``tensorflow``: the command uses TensorFlow (imported after the
   command line is checked); ``modes``: what each of its modes reads."""
-  from t2t_keras.errors import Interrupted, UserError, note_signal  # pylint: disable=g-import-not-at-top
-
-  received = []
+  from t2t_keras.errors import (Interrupted, UserError, catch_lost_signals,  # pylint: disable=g-import-not-at-top
+                                note_signal, signal_received)
 
   def stop(signum, frame):
     del frame
-    received.append(signum)
     note_signal(signum)    # for errors.check_signals, should this be lost
     raise Interrupted(signum)
 
@@ -178,6 +176,7 @@ def run(main, tensorflow=True, modes=None):
     # that temporary outputs go.
     # (Under nohup SIGHUP stays ignored.)
     signal.signal(signal.SIGTERM, stop)
+    catch_lost_signals()   # one raised inside a GC callback: not lost
     if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
       signal.signal(signal.SIGHUP, stop)
     try:
@@ -189,12 +188,12 @@ def run(main, tensorflow=True, modes=None):
     except Interrupted as e:       # it may say more (where training stopped)
       return interrupted(e.signum, e)
     except Exception as e:  # pylint: disable=broad-except
-      if received:
+      if signal_received() is not None:
         # The signal's exception, raised inside a C++ call (TensorFlow's
         # SavedModel writer, through pybind11), can come out as another
         # type ("MISMATCH of original and normalized active exception
         # types"); it unwound the same cleanups on the way.
-        return interrupted(received[0])
+        return interrupted(signal_received())
       if isinstance(e, (UserError, app.UsageError)):
         print(f"error: {e}", file=sys.stderr)
         return 2

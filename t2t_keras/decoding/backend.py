@@ -78,7 +78,7 @@ class Backend:
     start = time.time()
     results = [None] * len(items)
     for chunk in self.batches(items):
-      check_signals()   # a stop whose exception a finalizer swallowed
+      check_signals()   # a stop whose exception a GC callback dropped
       outputs = self.decode_batch(
           [items[i] for i in chunk],
           None if prefixes is None else [prefixes[i] for i in chunk])

@@ -20,7 +20,7 @@ from t2t_keras.decoding.batching import (encode_with_eos,
                                          length_sorted_chunks, padded,
                                          windows)
 from t2t_keras.decoding.options import BATCH_SIZE
-from t2t_keras.errors import UserError
+from t2t_keras.errors import UserError, check_signals
 from t2t_keras.ids import PAD_ID
 from t2t_keras.logs import log_line
 
@@ -121,6 +121,7 @@ class Scorer:
     results = [None] * len(encoded)
     for chunk in length_sorted_chunks([len(e[0]) for e in encoded],
                                       self.batch_size):
+      check_signals()   # a stop whose exception a GC callback dropped
       sums, counts = self._score(padded([encoded[i][0] for i in chunk]),
                                  padded([encoded[i][1] for i in chunk]))
       for row, index in enumerate(chunk):

@@ -190,6 +190,9 @@ class MultiHeadAttention(keras.layers.Layer):
     return {"key": ops.zeros(shape + (self.key_size,), dtype),
             "value": ops.zeros(shape + (self.value_size,), dtype)}
 
+  def _projections(self):
+    return (self._query_dense, self._key_dense, self._value_dense)
+
   def step_projections(self):
     """The query, key and value ``Dense`` layers, whose products a
     decoding step may make as one (``kernels.kernel_layout``: JAX searches
@@ -197,7 +200,7 @@ class MultiHeadAttention(keras.layers.Layer):
     (``decodes_by_step``), or a variant transforms what they project
     (rotary positions override ``queries`` and ``keys_values``)."""
     base = MultiHeadAttention
-    layers = (self._query_dense, self._key_dense, self._value_dense)
+    layers = self._projections()
     if (not getattr(self, "decodes_by_step", False) or
         type(self).queries is not base.queries or
         type(self).keys_values is not base.keys_values or
@@ -212,8 +215,7 @@ class MultiHeadAttention(keras.layers.Layer):
     d_v), d_model]: [batch, h, 1, d_k] and {"key": [batch, h, 1, d_k],
     "value": [batch, h, 1, d_v]}. A step multiplies one row a sentence,
     where one product of three matrices' rows is faster than three."""
-    layers = (self._query_dense, self._key_dense, self._value_dense)
-    bias = ops.concatenate([d.bias for d in layers], axis=0)
+    bias = ops.concatenate([d.bias for d in self._projections()], axis=0)
     y = ops.einsum("...i,oi->...o", query,
                    ops.cast(fused, self.compute_dtype)) + bias
     h, dk = self.num_heads, self.key_size
@@ -239,13 +241,12 @@ class MultiHeadAttention(keras.layers.Layer):
                            ops.shape(cache["key"])[2])
     offset = 0 if step is None else step.index
     fused = None if step is None else kernel_layout.fused_for(self)
-    if fused is not None:
+    if fused is not None:   # a decoder's self-attention step, on JAX CPUs
       q, new = self._step_projections_fused(query, fused)
     else:
       q = self.queries(query, offset)
     if cache is not None and step is not None:   # self-attention, step by step
-      if fused is None:
-        new = self.keys_values(query, offset)
+      new = new if fused is not None else self.keys_values(query, offset)
       cache = {name: write_at(cache[name], new[name], step)
                for name in ("key", "value")}
       kv = cache
