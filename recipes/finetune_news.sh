@@ -255,6 +255,7 @@ settings() {
   esac
   if [ "$SCHEDULE" = restart ]; then EXTRA=$(join "$RESTART" "$EXTRA"); fi
 }
+FROM=; ALPHA=   # set by the interpolated row alone
 for row in $ROWS; do settings "$row"; done   # every name checked first
 
 START=$(date +%s)
