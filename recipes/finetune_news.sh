@@ -147,20 +147,16 @@ datagen kept_mixed "train=news:$MIX,m30k:$REST,dev=dev" "${KEPT_SIZE%.model}"
 # The data only some rows read, made when ROWS (or CHOSEN) reads it.
 USED=" $ROWS "
 case $USED in *" chosen "*) USED="$USED ${CHOSEN%% *} " ;; esac
-case $USED in *" kept_news "*)
-  mkdir -p "$DATA/kept_news"; cp "$KEPT" "$DATA/kept_news/"
-  datagen kept_news "train=news,dev=dev" "${KEPT_SIZE%.model}" ;;
-esac
-case $USED in *" kept_tagged "*)
-  mkdir -p "$DATA/kept_tagged"; cp "$KEPT" "$DATA/kept_tagged/"
-  datagen kept_tagged "train=tagged_news:$MIX,m30k:$REST,dev=tagged_dev" \
-    "${KEPT_SIZE%.model}" ;;
-esac
-case $USED in *" tagged "*)
-  mkdir -p "$DATA/tagged"
-  cp "$DATA/mixed/vocab.$PROBLEM.$VOCAB.model" "$DATA/tagged/"
-  datagen tagged "train=tagged_news:$MIX,m30k:$REST,dev=tagged_dev" ;;
-esac
+used_data() {   # used_data KIND VOCAB_MODEL PREFIXES [VOCAB_SIZE]
+  case $USED in *" $1 "*)
+    mkdir -p "$DATA/$1"; cp "$2" "$DATA/$1/"
+    datagen "$1" "$3" "${4:-}" ;;
+  esac
+}
+TAGGED="train=tagged_news:$MIX,m30k:$REST,dev=tagged_dev"
+used_data kept_news "$KEPT" "train=news,dev=dev" "${KEPT_SIZE%.model}"
+used_data kept_tagged "$KEPT" "$TAGGED" "${KEPT_SIZE%.model}"
+used_data tagged "$DATA/mixed/vocab.$PROBLEM.$VOCAB.model" "$TAGGED"
 
 decode() {   # decode DATA RUN CHECKPOINT INPUT OUTPUT (beam 4, alpha 0.6)
   if [ ! -s "$5" ]; then
