@@ -18,16 +18,9 @@
 #                   news and Multi30k on a full run)
 #   mixed_freeze    mixed, finetune_freeze=embeddings for the first 200 steps
 #   kept_mixed      mixed with the source's own vocabulary kept
-#   kept_tagged     kept_mixed with each news source line tagged: TAG
-#                   (default "<news>") and a space before it, in training,
-#                   dev and newstest2013; Multi30k's lines as the source saw
-#                   them (domain tags, as Chu et al. 2017's mixed
-#                   fine-tuning)
 #   chosen          the setting CHOSEN gives, as "DATA SCHEDULE HPARAMS"
-#                   (DATA: news, mixed, kept_mixed, kept_tagged, tagged:
-#                   mixed with news tagged in the mapped vocabulary, or
-#                   kept_news: news alone with the source's vocabulary),
-#                   CHOSEN_STEPS
+#                   (DATA: news, mixed, kept_mixed, or kept_news: news
+#                   alone with the source's vocabulary), CHOSEN_STEPS
 #                   steps (default STEPS)
 #   interpolated    INTERPOLATE="ROW ALPHA" (default "chosen 0.5"): that
 #                   earlier row's model moved back toward its start,
@@ -69,8 +62,7 @@ VOCAB=${VOCAB:-8000}
 MIX=${MIX:-0.5}
 L2=${L2:-0.001}
 SEED=${SEED:-1234}
-ROWS=${ROWS:-news mixed mixed_continue mixed_constant mixed_l2 mixed_freeze kept_mixed kept_tagged}
-TAG=${TAG:-<news>}
+ROWS=${ROWS:-news mixed mixed_continue mixed_constant mixed_l2 mixed_freeze kept_mixed}
 CHOSEN=${CHOSEN:-}
 INTERPOLATE=${INTERPOLATE:-chosen 0.5}
 ALPHAS=${ALPHAS:-0.5 0.6 0.7 0.8}
@@ -116,17 +108,6 @@ for line in sys.stdin:
   head -n "$HALF" "$NEWS.$lang" > "$DATA/raw/dev.$lang"
   tail -n +"$(( HALF + 1 ))" "$NEWS.$lang" > "$DATA/raw/rest.$lang"
 done
-# The tagged rows' news: each English line after TAG and a space.
-for name in news dev rest; do
-  TAG=$TAG python3 -c '
-import os, sys
-for line in sys.stdin:
-  sys.stdout.write(os.environ["TAG"] + " " + line)' \
-    < "$DATA/raw/$name.en" > "$DATA/raw/tagged_$name.en"
-  cp "$DATA/raw/$name.de" "$DATA/raw/tagged_$name.de"
-done
-cat "$DATA/raw/tagged_dev.en" "$DATA/raw/tagged_rest.en" \
-  > "$DATA/raw/tagged_newstest2013.en"
 REST=$(awk -v m="$MIX" 'BEGIN { print 1 - m }')
 datagen() {   # datagen DIR PREFIXES [VOCAB_SIZE]
   if [ ! -f "$DATA/$1/$PROBLEM.shards.json" ]; then
@@ -144,19 +125,13 @@ KEPT=$(ls "$SOURCE_DATA"/vocab.$PROBLEM.*.model | head -n 1)
 cp "$KEPT" "$DATA/kept_mixed/"
 KEPT_SIZE=${KEPT##*.$PROBLEM.}
 datagen kept_mixed "train=news:$MIX,m30k:$REST,dev=dev" "${KEPT_SIZE%.model}"
-# The data only some rows read, made when ROWS (or CHOSEN) reads it.
-USED=" $ROWS "
-case $USED in *" chosen "*) USED="$USED ${CHOSEN%% *} " ;; esac
-used_data() {   # used_data KIND VOCAB_MODEL PREFIXES [VOCAB_SIZE]
-  case $USED in *" $1 "*)
-    mkdir -p "$DATA/$1"; cp "$2" "$DATA/$1/"
-    datagen "$1" "$3" "${4:-}" ;;
-  esac
-}
-TAGGED="train=tagged_news:$MIX,m30k:$REST,dev=tagged_dev"
-used_data kept_news "$KEPT" "train=news,dev=dev" "${KEPT_SIZE%.model}"
-used_data kept_tagged "$KEPT" "$TAGGED" "${KEPT_SIZE%.model}"
-used_data tagged "$DATA/mixed/vocab.$PROBLEM.$VOCAB.model" "$TAGGED"
+case " $ROWS " in *" chosen "*)
+  if [ "${CHOSEN%% *}" = kept_news ]; then
+    mkdir -p "$DATA/kept_news"
+    cp "$KEPT" "$DATA/kept_news/"
+    datagen kept_news "train=news,dev=dev" "${KEPT_SIZE%.model}"
+  fi ;;
+esac
 
 decode() {   # decode DATA RUN CHECKPOINT INPUT OUTPUT (beam 4, alpha 0.6)
   if [ ! -s "$5" ]; then
@@ -181,7 +156,7 @@ choose_interpolation() {
           --avg_dir="$dir/best"
         cp "$dir/best/model.json" "$dir/best/hparams.json" "$dir/"
       fi
-      decode "$DATA/$KIND" "$dir" "$dir/best" "${IN}dev.en" "$dir/dev.de"
+      decode "$DATA/$KIND" "$dir" "$dir/best" "$DATA/raw/dev.en" "$dir/dev.de"
       decode "$DATA/$KIND" "$dir" "$dir/best" "$VAL.en" "$dir/multi30k_val.de"
       candidates="$candidates $from:$a"
     done
@@ -194,9 +169,8 @@ choose_interpolation() {
 decode "$SOURCE_DATA" "$SOURCE" "$SOURCE/avg" "$NEWS.en" "$RUN/source/newstest2013.de"
 decode "$SOURCE_DATA" "$SOURCE" "$SOURCE/avg" "$VAL.en" "$RUN/source/multi30k_val.de"
 
-# settings ROW: the row's DATA dir, vocabulary mode, schedule, hparams,
-# description, and IN: the prefix of its newstest2013 inputs (tagged or
-# not).
+# settings ROW: the row's DATA dir, vocabulary mode, schedule, hparams and
+# description.
 settings() {
   KIND=mixed; VOCAB_MODE=map; SCHEDULE=restart; EXTRA=; ABOUT=
   ROW_STEPS=$STEPS
@@ -211,13 +185,10 @@ settings() {
       ABOUT="mixed, embeddings frozen 200 steps" ;;
     kept_mixed) KIND=kept_mixed; VOCAB_MODE=same
       ABOUT="mixed, the source's vocabulary kept" ;;
-    kept_tagged) KIND=kept_tagged; VOCAB_MODE=same
-      ABOUT="mixed, the source's vocabulary kept, news tagged $TAG" ;;
     chosen) read -r KIND SCHEDULE EXTRA <<< "$CHOSEN"
-      case $KIND in news|mixed|kept_mixed|kept_news|kept_tagged|tagged) ;; *)
+      case $KIND in news|mixed|kept_mixed|kept_news) ;; *)
         echo "error: CHOSEN='$CHOSEN': expected 'DATA SCHEDULE HPARAMS'" \
-          "with DATA one of news, mixed, kept_mixed, kept_news," \
-          "kept_tagged, tagged" >&2
+          "with DATA one of news, mixed, kept_mixed, kept_news" >&2
         exit 2 ;; esac
       case $KIND in kept_*) VOCAB_MODE=same ;; esac
       ROW_STEPS=$CHOSEN_STEPS
@@ -244,10 +215,7 @@ settings() {
       ABOUT="$ABOUT + the source's x (1 - $ALPHA)" ;;
     *) echo "error: ROWS: unknown row $1; expected news, mixed," \
          "mixed_continue, mixed_constant, mixed_l2, mixed_freeze," \
-         "kept_mixed, kept_tagged, chosen or interpolated" >&2; exit 2 ;;
-  esac
-  IN=$DATA/raw/; NEWS_IN=$NEWS.en
-  case $KIND in *tagged) IN=$DATA/raw/tagged_; NEWS_IN=${IN}newstest2013.en
+         "kept_mixed, chosen or interpolated" >&2; exit 2 ;;
   esac
   if [ "$SCHEDULE" = restart ]; then EXTRA=$(join "$RESTART" "$EXTRA"); fi
 }
@@ -273,7 +241,7 @@ for row in $ROWS; do
     # newstest2013's second half is left to translate.
     cp -r "$CANDIDATE/best" "$CANDIDATE/model.json" "$CANDIDATE/hparams.json" \
       "$RUN/$row/"
-    decode "$DATA/$KIND" "$CANDIDATE" "$CANDIDATE/best" "${IN}rest.en" \
+    decode "$DATA/$KIND" "$CANDIDATE" "$CANDIDATE/best" "$DATA/raw/rest.en" \
       "$CANDIDATE/rest.de"
     cat "$CANDIDATE/dev.de" "$CANDIDATE/rest.de" > "$RUN/$row/newstest2013.de"
     cp "$CANDIDATE/multi30k_val.de" "$RUN/$row/"
@@ -290,7 +258,7 @@ for row in $ROWS; do
       --eval_bleu_lines="$EVAL_LINES" --save_checkpoints_steps="$EVAL_EVERY" \
       --random_seed="$SEED"
   fi
-  decode "$DATA/$KIND" "$RUN/$row" "$RUN/$row/best" "$NEWS_IN" \
+  decode "$DATA/$KIND" "$RUN/$row" "$RUN/$row/best" "$NEWS.en" \
     "$RUN/$row/newstest2013.de"
   decode "$DATA/$KIND" "$RUN/$row" "$RUN/$row/best" "$VAL.en" \
     "$RUN/$row/multi30k_val.de"

@@ -90,10 +90,10 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
                  str(tmp_path / "news_data"), str(tmp_path / "news_run"),
                  STEPS="2", EVAL_EVERY="2", EVAL_LINES="4", VOCAB="800",
                  HPARAMS=TOY, RESTART="learning_rate_warmup_steps=1",
-                 ROWS="news kept_tagged chosen interpolated",
+                 ROWS="news kept_mixed chosen interpolated",
                  CHOSEN="mixed continue finetune_l2=0.01,"
                         "finetune_freeze=embeddings",
-                 INTERPOLATE="kept_tagged,chosen auto", ALPHAS="0.5 0.9",
+                 INTERPOLATE="kept_mixed,chosen auto", ALPHAS="0.5 0.9",
                  CHOSEN_STEPS="3")
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
   out = done.stdout
@@ -105,27 +105,26 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
   assert "training word occurrences in at most 3 pieces" in log, log[-3000:]
   table = [line for line in out.splitlines() if line.startswith("| ")]
   assert [row.split(" | ")[0] for row in table[2:]] == [
-      "| source", "| news", "| kept_tagged", "| chosen", "| interpolated"
+      "| source", "| news", "| kept_mixed", "| chosen", "| interpolated"
   ], table
   assert table[-1].endswith(" | yes |") or table[-1].endswith(" | no |")
   assert "$ t2t-avg-all --output_dir=" in out and "--interpolate=0.5" in out
   # INTERPOLATE="ROW,ROW auto": both rows at both weights translated dev
   # and val (each in its own row's vocabulary), one chosen.
   assert "--interpolate=0.9" in out and "chosen on dev: " in out, out[-3000:]
-  for row, kind, dev in (("kept_tagged", "kept_tagged", "tagged_dev"),
-                         ("chosen", "mixed", "dev")):
+  for row, kind in (("kept_mixed", "kept_mixed"), ("chosen", "mixed")):
     assert (f"--data_dir={tmp_path}/news_data/{kind} --output_dir={tmp_path}"
             f"/news_run/interpolated/{row}_alpha_0.9 --checkpoint_path="
             f"{tmp_path}/news_run/interpolated/{row}_alpha_0.9/best "
-            f"--decode_from_file={tmp_path}/news_data/raw/{dev}.en ") in out, (
+            f"--decode_from_file={tmp_path}/news_data/raw/dev.en ") in out, (
                 out[-3000:])
   # The chosen candidate is the row: no fifth blend, only the rest decoded.
   assert out.count("--interpolate=") == 4, out
   assert "rest.en --decode_to_file=" in out, out[-3000:]
   row, alpha = (tmp_path / "news_run" / "interpolated" / "choice").read_text(
       encoding="utf-8").split()
-  assert row in ("kept_tagged", "chosen") and alpha in ("0.5", "0.9")
-  assert (f"{row}'s weights x {alpha} (chosen on dev from kept_tagged, chosen"
+  assert row in ("kept_mixed", "chosen") and alpha in ("0.5", "0.9")
+  assert (f"{row}'s weights x {alpha} (chosen on dev from kept_mixed, chosen"
           " x 0.5, 0.9)" in table[-1]), table[-1]
   assert "Multi30k test2016, interpolated: BLEU " in out, out[-3000:]
   assert log.count(" pieces kept from ") == 2, log[-3000:]
@@ -138,20 +137,9 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
   dev = (tmp_path / "news_data" / "raw" / "dev.en").read_text(
       encoding="utf-8").splitlines()
   assert len(dev) == 4   # newstest2013's first half only
-  # kept_tagged: news sources tagged in training and translation; Multi30k's
-  # as they were.
-  tagged = (tmp_path / "news_data" / "raw" / "tagged_dev.en").read_text(
-      encoding="utf-8").splitlines()
-  assert tagged == ["<news> " + line for line in dev]
-  assert (f"--decode_from_file={tmp_path}/news_data/raw/tagged_newstest2013.en"
-          f" --decode_to_file={tmp_path}/news_run/kept_tagged/newstest2013.de"
-          in out), out[-3000:]
-  assert (f"--decode_from_file={shared}/multi30k/val.en --decode_to_file="
-          f"{tmp_path}/news_run/kept_tagged/multi30k_val.de" in out)
-  assert "train=tagged_news:0.5,m30k:0.5,dev=tagged_dev" in out
   for name in ("source/newstest2013.de", "news/newstest2013.de",
                "chosen/newstest2013.de", "source/multi30k_val.de",
-               "kept_tagged/multi30k_val.de", "interpolated/multi30k_val.de",
+               "kept_mixed/multi30k_val.de", "interpolated/multi30k_val.de",
                "interpolated/newstest2013.de"):
     assert len((tmp_path / "news_run" / name).read_text(
         encoding="utf-8").splitlines()) == 8
@@ -159,17 +147,17 @@ def test_multi30k_recipe_at_toy_scale(shared_data, tmp_path):
   # again; only the last row's test2016 is new.
   again = _recipe("finetune_news.sh", str(tmp_path / "run"), str(shared),
                   str(tmp_path / "news_data"), str(tmp_path / "news_run"),
-                  VOCAB="800", HPARAMS=TOY, ROWS="news kept_tagged")
+                  VOCAB="800", HPARAMS=TOY, ROWS="news kept_mixed")
   assert again.returncode == 0, again.stderr[-3000:]
   assert not [c for c in ("$ t2t-trainer", "$ t2t-avg-all")
               if c in again.stdout], again.stdout[-3000:]
   assert again.stdout.count("$ t2t-decoder") == 1, again.stdout[-3000:]
   assert "--decode_to_file=" + str(
-      tmp_path / "news_run" / "kept_tagged" / "test_2016_flickr.de"
+      tmp_path / "news_run" / "kept_mixed" / "test_2016_flickr.de"
   ) in again.stdout, again.stdout[-3000:]
   table = [line for line in again.stdout.splitlines() if line.startswith("| ")]
   assert [row.split(" | ")[0] for row in table[2:]] == [
-      "| source", "| news", "| kept_tagged"], table
+      "| source", "| news", "| kept_mixed"], table
 
 
 def test_time_to_bleu_at_toy_scale(shared_data, tmp_path):
