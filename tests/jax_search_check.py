@@ -44,20 +44,26 @@ def main(folder):
     search = JaxSearch(model, search_cases.options(name),
                        search_cases.constraint(name) if kind != "prefix"
                        else None, search_cases.WORD_STARTS)
-    ids, scores = search(inputs, prefixes if kind == "prefix" else None)
-    ids, scores = np.asarray(ids), np.asarray(scores)
-    key = f"{model_name}/{name}"
-    want = expected[key + "/ids"]
+    # Each search in kernel_layout's layout; the transformer's greedy and
+    # beam searches in Keras's as well (the probe picks either).
+    layouts = ((True, False) if model_name == "transformer" and
+               name in ("greedy", "beam_nbest") else (True,))
     done += 1
-    if ids.shape != want.shape or (ids != want).any():
-      bad += 1
-      print(f"MISMATCH {key}: jax {ids.tolist()} tensorflow "
-            f"{want.tolist()}")
-    elif not np.allclose(scores, expected[key + "/scores"], atol=1e-4,
-                         rtol=1e-4):
-      bad += 1
-      print(f"SCORES {key}: jax {scores.tolist()} tensorflow "
-            f"{expected[key + '/scores'].tolist()}")
+    for held in layouts:
+      ids, scores = search(inputs, prefixes if kind == "prefix" else None,
+                           held_layout=held)
+      ids, scores = np.asarray(ids), np.asarray(scores)
+      key = f"{model_name}/{name}"
+      want = expected[key + "/ids"]
+      if ids.shape != want.shape or (ids != want).any():
+        bad += 1
+        print(f"MISMATCH {key} (held layout {held}): jax {ids.tolist()} "
+              f"tensorflow {want.tolist()}")
+      elif not np.allclose(scores, expected[key + "/scores"], atol=1e-4,
+                           rtol=1e-4):
+        bad += 1
+        print(f"SCORES {key} (held layout {held}): jax {scores.tolist()} "
+              f"tensorflow {expected[key + '/scores'].tolist()}")
   assert "tensorflow" not in sys.modules, "the JAX search imported TensorFlow"
   if bad:
     sys.exit(1)
@@ -73,9 +79,8 @@ def check_kernel_layout(model, inputs):
   its queries, keys and values in one product ([rows, 3 d_model])."""
   search = JaxSearch(model, search_cases.options("greedy"))
   values = [v.value for v in search.variables]
-  if search._layout is not None:  # pylint: disable=protected-access
-    values = search._layout.outside(values)  # pylint: disable=protected-access
-  program = search._run.lower(values, inputs, None).compile().as_text()  # pylint: disable=protected-access
+  values = search._layout.outside(values)  # pylint: disable=protected-access
+  program = search._run.lower(values, inputs, None, True).compile().as_text()  # pylint: disable=protected-access
   contracted = re.findall(r"lhs_contracting_dims=\{1\}, "
                           r"rhs_contracting_dims=\{(\d)\}", program)
   transposed = re.findall(rf"f32\[{model.softmax_weights.hidden_size},"
@@ -92,6 +97,14 @@ def check_kernel_layout(model, inputs):
     sys.exit(1)
   print(f"kernel layout OK: {len(contracted)} row products, {len(stacked)} "
         "stacked")
+  # The measured choice (kernels.layout_probe) runs on the model's shapes
+  # and is made once: a second search of the batch reads the same layout.
+  os.environ.pop("T2T_KERAS_KERNELS", None)
+  first = search.held_layout(inputs.shape[0])
+  assert isinstance(first, bool) and search.held_layout(
+      inputs.shape[0]) == first
+  search(inputs)
+  print(f"layout probe OK: held layout {first} at {inputs.shape[0]} rows")
 
 
 if __name__ == "__main__":

@@ -51,3 +51,15 @@ def test_jax_search_gives_the_graph_ids(tmp_path):
   assert f"jax search OK: {count} searches" in result.stdout
   # kernels.kernel_layout: the compiled search reads W as [d_out, d_in].
   assert "kernel layout OK" in result.stdout, result.stdout
+  assert "layout probe OK" in result.stdout, result.stdout
+
+
+def test_layout_probe_keeps_the_held_layout_unless_keras_wins(monkeypatch):
+  """kernels.layout_probe's rule: Keras's layout only when its median is
+  MARGIN times faster; T2T_KERAS_KERNELS=1 keeps the held one unmeasured."""
+  from t2t_keras.kernels import layout_probe  # pylint: disable=g-import-not-at-top
+  assert layout_probe.prefer([1.0, 1.2, 0.9], [0.95, 0.9, 2.0])
+  assert not layout_probe.prefer([1.0, 1.2, 0.9], [0.8, 0.85, 0.7])
+  monkeypatch.setenv("T2T_KERAS_KERNELS", "1")
+  monkeypatch.setattr(layout_probe, "_measured", None)  # not called
+  assert layout_probe.transposed_faster(((512, 2048),), 4)

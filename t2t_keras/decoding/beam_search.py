@@ -147,6 +147,9 @@ class BeamSearch(Search):
     return beam_search(model, inputs, o.beam_size, o.alpha, o.extra_length,
                        o.return_beams, constraint, o.length_reward)
 
+  def hypotheses(self):
+    return self.options.beam_size
+
   def describe(self):
     o = self.options
     reward = f", length reward {o.length_reward}" if o.length_reward else ""

@@ -7,7 +7,9 @@ The model's weights enter the compiled search as arguments (a
 constants: a search compiled once serves every later value of the weights,
 a training run's or a moving average's, with no retrace. One program is
 compiled a batch shape (and prefix width). On CPUs the linear maps'
-kernels enter transposed (``kernels.kernel_layout``).
+kernels enter transposed (``kernels.kernel_layout``) where that is the
+faster layout for the search's rows a step on this CPU (measured once a
+process, ``kernels.layout_probe``).
 
     search = JaxSearch(model, decode_hparams("beam_size=4"))
     ids, scores = search(inputs)                  # int32 [batch, length]
@@ -42,6 +44,9 @@ class JaxSearch:
       None.
     values: the values of ``variables`` in order (default: the variables'
       own).
+    held_layout: True or False to read the kernels in ``kernel_layout``'s
+      layout or Keras's (where the layout is on), whatever ``held_layout()``
+      would choose; None: its choice.
   Returns:
     (ids int32 [batch, n, max_length], scores float32 [batch, n]), as
     ``search.Search`` returns them.
@@ -55,11 +60,12 @@ class JaxSearch:
     self.variables = list(model.trainable_variables) + list(
         model.non_trainable_variables)
     search = make_search(options)
+    self._hypotheses = search.hypotheses()
     self._layout = kernel_layout.layout_for(model, self.variables)
 
-    def run(values, inputs, prefixes):
+    def run(values, inputs, prefixes, held_layout):
       layout = contextlib.nullcontext()
-      if self._layout is not None:
+      if held_layout:
         layout = self._layout.reading(values)
         values = self._layout.inside(values)
       with layout, keras.StatelessScope(
@@ -68,12 +74,20 @@ class JaxSearch:
                   PrefixConstraint(prefixes, word_starts))
         return search(model, inputs, chosen)
 
-    self._run = jax.jit(run)
+    self._run = jax.jit(run, static_argnums=3)
 
-  def __call__(self, inputs, prefixes=None, values=None):
+  def held_layout(self, batch):
+    """Whether a search of ``batch`` sentences reads the kernels in
+    ``kernel_layout``'s layout (where it is on and faster for its rows)."""
+    return self._layout is not None and self._layout.faster(
+        batch * self._hypotheses)
+
+  def __call__(self, inputs, prefixes=None, values=None, held_layout=None):
     if values is None:
       values = [v.value for v in self.variables]
     values = list(values)
-    if self._layout is not None:
+    held = (self.held_layout(inputs.shape[0]) if held_layout is None
+            else held_layout and self._layout is not None)
+    if held:
       values = self._layout.outside(values)
-    return self._run(values, inputs, prefixes)
+    return self._run(values, inputs, prefixes, held)

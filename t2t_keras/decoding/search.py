@@ -40,6 +40,11 @@ class Search:
     0-padded after EOS, best first; scores float32 [batch, n])."""
     raise NotImplementedError
 
+  def hypotheses(self):
+    """How many hypotheses a sentence each step decodes: the rows a step
+    multiplies by the weights, a sentence."""
+    return 1
+
   def describe(self):
     """The settings that matter, for log lines."""
     return f"{self.registered_name}, extra length {self.options.extra_length}"

@@ -13,6 +13,7 @@ tests/test_weights_once.py).
     weights_once  decoding reads mixed-precision weights cast once a batch
     stored_transpose  a SavedModel keeps the pre-softmax W^T as a variable
     kernel_layout  JAX searches read each linear map's W as [d_out, d_in]
+    layout_probe  ...where that is measured faster for the search's rows
     distribute    the trainer all-reduces gradients itself
 
 The rule: on when Keras runs on TensorFlow and no GPU is visible, the only
@@ -21,7 +22,8 @@ where they were never measured, except fused_adam: ResourceApplyAdam has
 GPU kernels and computes Keras's Adam update (tested against it), and
 replaces about ten elementwise ops a variable by one wherever it runs; and
 kernel_layout, which is for JAX and on where JAX's devices are CPUs
-(measured there; its own ``enabled``).
+(measured there; its own ``enabled``), and read where ``layout_probe``
+times it faster.
 ``T2T_KERAS_KERNELS=0`` turns them off, ``=1`` on. Keras's private API is used from this directory only, against
 the Keras versions ``requirements.txt`` pins.
 """

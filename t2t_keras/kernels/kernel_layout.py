@@ -26,13 +26,17 @@ four rows a step: 0.99x and 1.04x, within noise).
       values = layout.inside(arguments)          # for the StatelessScope
 
 On where Keras runs on JAX and its devices are CPUs (the only place it was
-measured), unless ``T2T_KERAS_KERNELS=0``.
+measured), unless ``T2T_KERAS_KERNELS=0``; and a search reads it only where
+``faster`` (``layout_probe``) finds it faster for its rows on this CPU:
+where it is not, the search reads Keras's own layout.
 """
 
 import contextlib
 import os
 
 import keras
+
+from t2t_keras.kernels import layout_probe
 
 _READING = []   # the {id(layer): W^T} of each enclosing ``reading``
 
@@ -60,18 +64,26 @@ class KernelLayout:
     position = {id(v): i for i, v in enumerate(variables)}
     self._size = len(variables)
     self._layers = {}   # id(layer): index of its kernel in ``variables``
+    shapes = set()
     self._stacks = []   # (id(attention layer), kernel indices to stack)
     for layer in model._flatten_layers(include_self=True, recursive=True):  # pylint: disable=protected-access
       if (isinstance(layer, keras.layers.Dense) and
           len(layer.kernel.shape) == 2 and id(layer.kernel) in position):
         self._layers[id(layer)] = position[id(layer.kernel)]
+        shapes.add(tuple(layer.kernel.shape))
       projections = getattr(layer, "step_projections", lambda: None)()
       if projections and all(id(d.kernel) in position and
                              len(d.kernel.shape) == 2 for d in projections):
         self._stacks.append((id(layer), tuple(position[id(d.kernel)]
                                               for d in projections)))
     self.indices = frozenset(self._layers.values())
+    self.shapes = tuple(sorted(shapes))   # the kernels' (d_in, d_out)
     self._given = self._prepared = None
+
+  def faster(self, rows):
+    """Whether this layout is the faster for a search's steps of ``rows``
+    rows on this CPU (``layout_probe``; measured once a process)."""
+    return layout_probe.transposed_faster(self.shapes, rows)
 
   def outside(self, values):
     """``values`` with each Dense kernel [d_in, d_out] as [d_out, d_in]
