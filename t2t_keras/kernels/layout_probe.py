@@ -12,14 +12,15 @@ step, once a process:
     transposed_faster(shapes, rows)   # bool
 
 which times one chain of products over kernels of ``shapes`` in both
-layouts, compiled with ``jax.jit``, interleaved, and keeps the held layout
-unless Keras's is faster by ``MARGIN``: the held layout also makes a
-self-attention step's three products one and reads the embedding as it is,
-which the chain leaves out (at one row, where the chains tie within 10%
-either way from one probe to the next, a greedy search gains 1.25x from
-them); at four rows on the AVX-512 CPU Keras's chain is 1.44x faster. Either layout computes the same products;
-only the speed differs. ``T2T_KERAS_KERNELS=1`` keeps the held layout
-without measuring (the tests' fixed choice).
+layouts, compiled with ``jax.jit``, interleaved (about a second, at the
+first search of that many rows), and keeps the held layout unless Keras's
+is faster by ``MARGIN``. The held layout also makes a self-attention step's
+three products one and reads the embedding as it is, which the chain
+leaves out: at one row, where the chains tie within 10% either way from
+one probe to the next, a greedy search gains 1.2-1.4x from them; at four rows
+on the AVX-512 CPU Keras's chain is 1.44x faster. The two layouts' products
+differ only in rounding (the tests find the same ids in both).
+``T2T_KERAS_KERNELS=1`` keeps the held layout without measuring.
 """
 
 import functools
