@@ -12,7 +12,9 @@ once), the two feed-forward matrices; then the [d_model, vocab] pre-softmax
 product. Rows: 1 (greedy) and 4 (beam 4). Runtimes: numpy (its BLAS),
 TensorFlow graph and XLA (``tf.function``), JAX (``jax.jit``) where
 installed, each matrix as [d_out, d_in] and multiplied as x W^T, as the
-JAX search holds it (``t2t_keras/kernels/kernel_layout.py``). Each cell:
+JAX search holds it where that is faster for its rows
+(``t2t_keras/kernels/kernel_layout.py``, ``layout_probe.py``; at four rows
+on an AVX-512 CPU it is not, and Keras's layout is 1.4x faster). Each cell:
 the median of ``--repeats`` chains, milliseconds.
 
   python benchmarks/step_floor.py [--layers 6] [--d_model 512] [--d_ff 2048]
