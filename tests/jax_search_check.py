@@ -49,12 +49,12 @@ def main(folder):
     layouts = ((True, False) if model_name == "transformer" and
                name in ("greedy", "beam_nbest") else (True,))
     done += 1
+    key = f"{model_name}/{name}"
+    want = expected[key + "/ids"]
     for held in layouts:
       ids, scores = search(inputs, prefixes if kind == "prefix" else None,
                            held_layout=held)
       ids, scores = np.asarray(ids), np.asarray(scores)
-      key = f"{model_name}/{name}"
-      want = expected[key + "/ids"]
       if ids.shape != want.shape or (ids != want).any():
         bad += 1
         print(f"MISMATCH {key} (held layout {held}): jax {ids.tolist()} "
@@ -78,8 +78,10 @@ def check_kernel_layout(model, inputs):
   embedding is formed, and each decoder layer's self-attention step makes
   its queries, keys and values in one product ([rows, 3 d_model])."""
   search = JaxSearch(model, search_cases.options("greedy"))
-  values = [v.value for v in search.variables]
-  values = search._layout.outside(values)  # pylint: disable=protected-access
+  if search._layout is None:  # pylint: disable=protected-access
+    print("kernel layout: off (T2T_KERAS_KERNELS=0 or not a CPU)")
+    sys.exit(1)
+  values = search._layout.outside([v.value for v in search.variables])  # pylint: disable=protected-access
   program = search._run.lower(values, inputs, None, True).compile().as_text()  # pylint: disable=protected-access
   contracted = re.findall(r"lhs_contracting_dims=\{1\}, "
                           r"rhs_contracting_dims=\{(\d)\}", program)

@@ -25,6 +25,7 @@ differ only in rounding (the tests find the same ids in both).
 
 import functools
 import os
+import statistics
 import time
 
 MARGIN = 1.2        # Keras's layout must be this much faster to be read
@@ -37,9 +38,8 @@ MAX_COPIES = 8      # of each shape, however small (a small model's chain)
 def prefer(held_seconds, keras_seconds, margin=MARGIN):
   """The rule: keep the held layout unless the median of
   ``keras_seconds`` is ``margin`` times faster than ``held_seconds``'s."""
-  held = sorted(held_seconds)[len(held_seconds) // 2]
-  plain = sorted(keras_seconds)[len(keras_seconds) // 2]
-  return plain * margin > held
+  return (statistics.median(keras_seconds) * margin >
+          statistics.median(held_seconds))
 
 
 def transposed_faster(shapes, rows):
