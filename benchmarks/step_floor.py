@@ -10,12 +10,12 @@ Per decoder layer: W^Q, W^K, W^V, W^O of self-attention, W^Q and W^O of
 encoder-decoder attention (its keys and values come from the source,
 once), the two feed-forward matrices; then the [d_model, vocab] pre-softmax
 product. Rows: 1 (greedy) and 4 (beam 4). Runtimes: numpy (its BLAS),
-TensorFlow graph and XLA (``tf.function``), JAX (``jax.jit``) where
-installed, each matrix as [d_out, d_in] and multiplied as x W^T, as the
-JAX search holds it where that is faster for its rows
-(``t2t_keras/kernels/kernel_layout.py``, ``layout_probe.py``; at four rows
-on an AVX-512 CPU it is not, and Keras's layout is 1.4x faster). Each cell:
-the median of ``--repeats`` chains, milliseconds.
+TensorFlow graph and XLA (``tf.function``), and JAX (``jax.jit``) where
+installed in both of the layouts its searches read: each matrix as Keras
+holds it, [d_in, d_out], and as [d_out, d_in] multiplied as x W^T, the
+layout a search reads where ``layout_probe.py`` finds it faster for its
+rows (``t2t_keras/kernels/kernel_layout.py``). Each cell: the median of
+``--repeats`` chains, milliseconds.
 
   python benchmarks/step_floor.py [--layers 6] [--d_model 512] [--d_ff 2048]
       [--vocab 32000] [--repeats 20] [--quick]
@@ -76,11 +76,15 @@ def runtimes(weights, d_model):
     import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
   except ImportError:
     return found
-  on_device = [jnp.asarray(w.T) for w in weights]     # [d_out, d_in]
-  fn = jax.jit(lambda x, ws: chain(
-      x, ws, lambda a, w: jnp.einsum("ri,oi->ro", a, w), d_model, d_in=1))
-  found["JAX"] = lambda x: (lambda: fn(jnp.asarray(x), on_device)
-                            .block_until_ready())
+  for name, d_in, layout in (("JAX [d_in, d_out]", 0, lambda w: w),
+                             ("JAX [d_out, d_in]", 1, lambda w: w.T)):
+    on_device = [jnp.asarray(np.ascontiguousarray(layout(w)))
+                 for w in weights]
+    product = "ri,io->ro" if d_in == 0 else "ri,oi->ro"
+    fn = jax.jit(lambda x, ws, d_in=d_in, product=product: chain(
+        x, ws, lambda a, w: jnp.einsum(product, a, w), d_model, d_in=d_in))
+    found[name] = (lambda x, fn=fn, ws=on_device: (
+        lambda: fn(jnp.asarray(x), ws).block_until_ready()))
   return found
 
 
