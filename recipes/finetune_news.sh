@@ -21,16 +21,18 @@
 #   chosen          the setting CHOSEN gives, as "DATA SCHEDULE HPARAMS"
 #                   (DATA: news, mixed, kept_mixed, or kept_news: news
 #                   alone with the source's vocabulary), CHOSEN_STEPS
-#                   steps (default STEPS)
-#   interpolated    INTERPOLATE="ROW ALPHA" (default "chosen 0.5"): that
-#                   earlier row's model moved back toward its start,
+#                   steps; by default the combination chosen on the dev
+#                   half and Multi30k val: "kept_mixed continue", 1,800 steps
+#   interpolated    INTERPOLATE="ROW ALPHA": that earlier row's model
+#                   moved back toward its start,
 #                   ALPHA x its weights + (1 - ALPHA) x the source's
 #                   (t2t-avg-all --interpolate; a kept vocabulary's rows
 #                   are the source's own, a mapped one's as it was mapped);
-#                   "ROW[,ROW...] auto": each of those rows at each of
-#                   ALPHAS (default "0.5 0.6 0.7 0.8") translates the dev
-#                   half and Multi30k val, and recipes/finetune_alpha.py
-#                   picks one row and weight by the aim on those
+#                   "ROW[,ROW...] auto" (default "chosen auto"): each of
+#                   those rows at each of ALPHAS (default "0.6 0.7 0.8
+#                   0.9") translates the dev half and Multi30k val, and
+#                   recipes/finetune_alpha.py picks one row and weight by
+#                   the aim on those
 # Prints one table (recipes/finetune_table.py): newstest2013's second half
 # and Multi30k val (sacreBLEU's BLEU and chrF) for the source and each row,
 # whether the row keeps Multi30k val within 1.0 BLEU of the source while
@@ -55,17 +57,17 @@ SHARED=${2:-../shared/data}
 DATA=${3:-/tmp/t2t_data/news_finetune}
 RUN=${4:-/tmp/t2t_train/news_finetune}
 STEPS=${STEPS:-600}
-CHOSEN_STEPS=${CHOSEN_STEPS:-$STEPS}
+CHOSEN_STEPS=${CHOSEN_STEPS:-1800}
 EVAL_EVERY=${EVAL_EVERY:-200}
 EVAL_LINES=${EVAL_LINES:-500}
 VOCAB=${VOCAB:-8000}
 MIX=${MIX:-0.5}
 L2=${L2:-0.001}
 SEED=${SEED:-1234}
-ROWS=${ROWS:-news mixed mixed_continue mixed_constant mixed_l2 mixed_freeze kept_mixed}
-CHOSEN=${CHOSEN:-}
-INTERPOLATE=${INTERPOLATE:-chosen 0.5}
-ALPHAS=${ALPHAS:-0.5 0.6 0.7 0.8}
+ROWS=${ROWS:-news mixed mixed_continue mixed_constant mixed_l2 mixed_freeze kept_mixed chosen interpolated}
+CHOSEN=${CHOSEN:-kept_mixed continue}
+INTERPOLATE=${INTERPOLATE:-chosen auto}
+ALPHAS=${ALPHAS:-0.6 0.7 0.8 0.9}
 HPARAMS=${HPARAMS:-}
 # The restarted schedule (rows without --warm_start_schedule): the paper's
 # with a short warm-up, scaled to the source run's peak learning rate
