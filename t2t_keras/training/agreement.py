@@ -32,6 +32,10 @@ class WorkerAgreement:
     return float(self._reduced(tf.distribute.ReduceOp.MEAN)(
         tf.constant(value, tf.float32)))
 
+  def all_reached(self):
+    """Returns once every worker has called it: a barrier."""
+    self.mean(1.0)
+
   def any(self, flag):
     """Whether any worker's ``flag`` is true."""
     return self.mean(float(bool(flag))) > 0

@@ -93,13 +93,18 @@ class Checkpointer:
 
   def save(self, step):
     """Saves after update ``step`` (the data position first, when there is
-    one: a listed checkpoint always has its position); its path."""
+    one, on every worker: a listed checkpoint always has every worker's
+    position); its path."""
     if not self.manager or step == self._last_step:
       return None
     if self.before_save is not None:
       self.before_save()
     if self.position is not None:
       self.position.save(step, self.directory, self.latest)
+      if self.agreement is not None:
+        # Every worker has written its position before the chief lists the
+        # checkpoint (a worker killed in between leaves none listed).
+        self.agreement.all_reached()
     path = checkpoint_io.save(self.manager, step)
     if self.position is not None:
       # The positions of the steps the run's checkpoints keep (the chief's,
