@@ -1,6 +1,7 @@
 """Validation BLEU during training, the best checkpoint and early stopping
 (t2t-trainer --eval_bleu, --early_stopping_patience)."""
 
+import gc
 import json
 import os
 import re
@@ -24,6 +25,12 @@ def _train(data, out, steps, every, overrides=TINY_RUN, **kwargs):
       train_steps=steps, eval_every=every, hparams_overrides=overrides,
       eval_bleu_lines=60, **kwargs), log=lines.append)
   return metrics, lines
+
+
+def _live_iterators():
+  """tf.data iterators in memory, those in unreachable cycles too."""
+  from tensorflow.python.data.ops.iterator_ops import OwnedIterator  # pylint: disable=g-import-not-at-top
+  return sum(isinstance(o, OwnedIterator) for o in gc.get_objects())
 
 
 def _state(out):
@@ -88,16 +95,29 @@ def test_patience_stops_the_run_and_resume_remembers(trained_run, tmp_path):
   # No learning: every evaluation scores the same, none improves on the
   # first, so patience 2 stops after the third of ten.
   frozen = TINY_RUN + ",learning_rate=0.0"
-  _, lines = _train(data, out, steps=100, every=10, overrides=frozen,
-                    early_stopping_patience=2)
+  gc.collect()
+  gc.disable()   # a finished run's training iterator is freed, not left
+  try:           # to a collection that waits on its autotuning thread
+    before = _live_iterators()
+    _, lines = _train(data, out, steps=100, every=10, overrides=frozen,
+                      early_stopping_patience=2)
+    assert _live_iterators() == before
+  finally:
+    gc.enable()
   assert any(l.startswith("stopping early: 2 evaluation(s) without a better "
                           "dev bleu") for l in lines), lines
   assert tf.train.latest_checkpoint(out).endswith("ckpt-30")
   state = _state(out)
   assert state["best_step"] == 10 and state["evaluations_since_best"] == 2
   # The same command again remembers that it stopped.
-  metrics, lines = _train(data, out, steps=100, every=10, overrides=frozen,
-                          early_stopping_patience=2)
+  gc.disable()
+  try:
+    before = _live_iterators()
+    metrics, lines = _train(data, out, steps=100, every=10, overrides=frozen,
+                            early_stopping_patience=2)
+    assert _live_iterators() == before
+  finally:
+    gc.enable()
   assert metrics is None
   assert any(l.startswith("stopped early before") for l in lines), lines
   assert tf.train.latest_checkpoint(out).endswith("ckpt-30")

@@ -78,6 +78,13 @@ class TrainingFeed:
           lambda _: dataset).element_spec
     return self
 
+  def close(self):
+    """Drops the iterator now. Left to the garbage collector (a finished
+    run's trainer sits in reference cycles), a tf.data iterator's deletion
+    waits for its autotuning thread's sleep, up to a minute, wherever the
+    collection happens to run."""
+    self.iterator = None
+
   def __iter__(self):
     return self
 

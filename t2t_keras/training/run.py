@@ -288,14 +288,14 @@ def _train(config, log):
                 c.eval_steps or -1))
 
       eval_every = c.eval_every or train_steps
-      evaluation = EvaluationHook(c, problem, trainer, model_dir, chief,
-                                  dev_data, eval_every, train_steps, log)
-      if evaluation.keeper.should_stop:
-        log(f"stopped early before: {evaluation.keeper.stale} evaluation(s) "
-            f"without a better dev {evaluation.keeper.metric}; "
-            f"{evaluation.keeper.describe()}")
-        return None
       try:
+        evaluation = EvaluationHook(c, problem, trainer, model_dir, chief,
+                                    dev_data, eval_every, train_steps, log)
+        if evaluation.keeper.should_stop:
+          log(f"stopped early before: {evaluation.keeper.stale} "
+              f"evaluation(s) without a better dev "
+              f"{evaluation.keeper.metric}; {evaluation.keeper.describe()}")
+          return None
         trainer.fit(train_data, train_steps,
                     log_every=max(1, min(100, eval_every)), log=log,
                     hooks=[evaluation])
@@ -304,6 +304,8 @@ def _train(config, log):
         if gone is None:
           raise
         raise gone from None
+      finally:
+        train_data.close()
       if trainer.interrupted:
         raise Interrupted(trainer.interrupted, (
             f"stopped by {trainer.stop_reason} at step {trainer.step}: "
