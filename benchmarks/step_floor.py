@@ -80,9 +80,9 @@ def runtimes(weights, d_model):
                              ("JAX [d_out, d_in]", 1, lambda w: w.T)):
     on_device = [jnp.asarray(np.ascontiguousarray(layout(w)))
                  for w in weights]
-    product = "ri,io->ro" if d_in == 0 else "ri,oi->ro"
-    fn = jax.jit(lambda x, ws, d_in=d_in, product=product: chain(
-        x, ws, lambda a, w: jnp.einsum(product, a, w), d_model, d_in=d_in))
+    fn = jax.jit(lambda x, ws, d_in=d_in: chain(
+        x, ws, lambda a, w: jnp.einsum(("ri,io->ro", "ri,oi->ro")[d_in], a, w),
+        d_model, d_in=d_in))
     found[name] = (lambda x, fn=fn, ws=on_device: (
         lambda: fn(jnp.asarray(x), ws).block_until_ready()))
   return found
