@@ -27,10 +27,21 @@ def _train(data, out, steps, every, overrides=TINY_RUN, **kwargs):
   return metrics, lines
 
 
-def _live_iterators():
-  """tf.data iterators in memory, those in unreachable cycles too."""
+def _train_freeing_its_iterator(*args, **kwargs):
+  """``_train``, and that the run freed its tf.data iterators rather than
+  leave them to a collection that waits on their autotuning threads
+  (``gc.get_objects`` lists those in unreachable cycles too)."""
   from tensorflow.python.data.ops.iterator_ops import OwnedIterator  # pylint: disable=g-import-not-at-top
-  return sum(isinstance(o, OwnedIterator) for o in gc.get_objects())
+  live = lambda: sum(isinstance(o, OwnedIterator) for o in gc.get_objects())  # pylint: disable=unnecessary-lambda-assignment
+  gc.collect()
+  gc.disable()
+  try:
+    before = live()
+    result = _train(*args, **kwargs)
+    assert live() == before
+  finally:
+    gc.enable()
+  return result
 
 
 def _state(out):
@@ -95,29 +106,18 @@ def test_patience_stops_the_run_and_resume_remembers(trained_run, tmp_path):
   # No learning: every evaluation scores the same, none improves on the
   # first, so patience 2 stops after the third of ten.
   frozen = TINY_RUN + ",learning_rate=0.0"
-  gc.collect()
-  gc.disable()   # a finished run's training iterator is freed, not left
-  try:           # to a collection that waits on its autotuning thread
-    before = _live_iterators()
-    _, lines = _train(data, out, steps=100, every=10, overrides=frozen,
-                      early_stopping_patience=2)
-    assert _live_iterators() == before
-  finally:
-    gc.enable()
+  _, lines = _train_freeing_its_iterator(
+      data, out, steps=100, every=10, overrides=frozen,
+      early_stopping_patience=2)
   assert any(l.startswith("stopping early: 2 evaluation(s) without a better "
                           "dev bleu") for l in lines), lines
   assert tf.train.latest_checkpoint(out).endswith("ckpt-30")
   state = _state(out)
   assert state["best_step"] == 10 and state["evaluations_since_best"] == 2
   # The same command again remembers that it stopped.
-  gc.disable()
-  try:
-    before = _live_iterators()
-    metrics, lines = _train(data, out, steps=100, every=10, overrides=frozen,
-                            early_stopping_patience=2)
-    assert _live_iterators() == before
-  finally:
-    gc.enable()
+  metrics, lines = _train_freeing_its_iterator(
+      data, out, steps=100, every=10, overrides=frozen,
+      early_stopping_patience=2)
   assert metrics is None
   assert any(l.startswith("stopped early before") for l in lines), lines
   assert tf.train.latest_checkpoint(out).endswith("ckpt-30")
