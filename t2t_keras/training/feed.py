@@ -12,8 +12,9 @@ the first to the first replica, and so on. A tf.data iterator's state
 checkpoints exactly, so ``DataPosition`` writes it at each checkpoint's
 step, as ``RUN/data/pipeline-I-of-N/ckpt-STEP``, before the checkpoint
 itself, and on a multi-worker run every worker's before the chief's: a
-checkpoint that is listed always has every pipeline's position. Resuming reads
-the position of the restored step; its cost does not grow with the step.
+checkpoint that is listed always has every pipeline's position. Resuming
+reads the position of the restored step; its cost does not grow with the
+step.
 A checkpoint without one (written before positions were kept, or on
 another number of workers) resumes by re-reading the batches its updates
 used (``skip``), said in one line.
