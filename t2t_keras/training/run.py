@@ -276,11 +276,6 @@ def _train(config, log):
                 if strategy.num_replicas_in_sync > 1 else ""))
       if not restored:   # a full pass over the data: once a run, not a resume
         report_long_examples(problem, c.data_dir, hparams.max_length, log)
-      train_data = trainer.feed(*_training_feed(
-          trainer, restored, lambda ctx: problem.batches(
-              "train", c.data_dir, hparams, seed=c.seed, input_context=ctx,
-              pad_to_bounds=c.jit_compile),
-          c.output_dir, log))
 
       def dev_data():
         return trainer.distribute(lambda ctx: problem.batches(
@@ -288,14 +283,19 @@ def _train(config, log):
                 c.eval_steps or -1))
 
       eval_every = c.eval_every or train_steps
+      evaluation = EvaluationHook(c, problem, trainer, model_dir, chief,
+                                  dev_data, eval_every, train_steps, log)
+      if evaluation.keeper.should_stop:
+        log(f"stopped early before: {evaluation.keeper.stale} evaluation(s) "
+            f"without a better dev {evaluation.keeper.metric}; "
+            f"{evaluation.keeper.describe()}")
+        return None
+      train_data = trainer.feed(*_training_feed(
+          trainer, restored, lambda ctx: problem.batches(
+              "train", c.data_dir, hparams, seed=c.seed, input_context=ctx,
+              pad_to_bounds=c.jit_compile),
+          c.output_dir, log))
       try:
-        evaluation = EvaluationHook(c, problem, trainer, model_dir, chief,
-                                    dev_data, eval_every, train_steps, log)
-        if evaluation.keeper.should_stop:
-          log(f"stopped early before: {evaluation.keeper.stale} "
-              f"evaluation(s) without a better dev "
-              f"{evaluation.keeper.metric}; {evaluation.keeper.describe()}")
-          return None
         trainer.fit(train_data, train_steps,
                     log_every=max(1, min(100, eval_every)), log=log,
                     hooks=[evaluation])
