@@ -54,7 +54,9 @@ setup(
     list(NAMESPACED),
     package_dir=NAMESPACED,
     # The op registry of TF Serving 2.20 (scripts/tf_serving_ops.sh).
-    package_data={"t2t_keras.export": ["tf_serving_ops.txt"]},
+    # rows_product.cc: compiled on the user's machine at first use.
+    package_data={"t2t_keras.export": ["tf_serving_ops.txt"],
+                  "t2t_keras.kernels": ["rows_product.cc"]},
     install_requires=requirements("requirements.txt"),
     extras_require={"test": requirements("requirements-test.txt"),
                     # TensorFlow with the CUDA and cuDNN wheels, at the

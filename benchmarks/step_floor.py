@@ -14,7 +14,8 @@ TensorFlow graph and XLA (``tf.function``), and JAX (``jax.jit``) where
 installed in both of the layouts its searches read: each matrix as Keras
 holds it, [d_in, d_out], and as [d_out, d_in] multiplied as x W^T, the
 layout a search reads where ``layout_probe.py`` finds it faster for its
-rows (``t2t_keras/kernels/kernel_layout.py``). Each cell: the median of
+rows (``t2t_keras/kernels/kernel_layout.py``), and packed in panels for
+``kernels/rows_product.py``'s handler where it builds. Each cell: the median of
 ``--repeats`` chains, milliseconds.
 
   python benchmarks/step_floor.py [--layers 6] [--d_model 512] [--d_ff 2048]
@@ -85,6 +86,16 @@ def runtimes(weights, d_model):
         d_model, d_in=d_in))
     found[name] = (lambda x, fn=fn, ws=on_device: (
         lambda: fn(jnp.asarray(x), ws).block_until_ready()))
+  from t2t_keras.kernels import rows_product  # pylint: disable=g-import-not-at-top
+  if rows_product.available():
+    # Packed [panels, d_in, P]: d_in is axis 1; every panel's columns
+    # counted (the base model's widths are whole panels).
+    packed = [rows_product.pack(jnp.asarray(w)) for w in weights]
+    fn = jax.jit(lambda x, ws: chain(
+        x, ws, lambda a, w: rows_product.product(
+            a, w, w.shape[0] * w.shape[2]), d_model, d_in=1))
+    found["JAX packed (rows_product)"] = (lambda x, fn=fn: (
+        lambda: fn(jnp.asarray(x), packed).block_until_ready()))
   return found
 
 

@@ -8,8 +8,9 @@ DIR holds MODEL.weights.h5 for each model and expected.npz
 ({MODEL/SEARCH/ids, MODEL/SEARCH/scores}). Prints one line a mismatch and
 "jax search OK: N searches" when every one gives the same ids; exits 1
 otherwise. Then, for the transformer's greedy search, whether its compiled
-program multiplies by [d_out, d_in] kernels (``kernels.kernel_layout``):
-"kernel layout OK" or what it found. It never imports TensorFlow.
+program multiplies by the kernels held (``kernels.kernel_layout``): "kernel
+layout OK" or what it found; and ``kernels.rows_product``'s values against
+numpy's: "rows product OK". It never imports TensorFlow.
 """
 
 import os
@@ -44,69 +45,110 @@ def main(folder):
     search = JaxSearch(model, search_cases.options(name),
                        search_cases.constraint(name) if kind != "prefix"
                        else None, search_cases.WORD_STARTS)
-    # Each search in kernel_layout's layout; the transformer's greedy and
-    # beam searches in Keras's as well (the probe picks either).
-    layouts = ((True, False) if model_name == "transformer" and
-               name in ("greedy", "beam_nbest") else (True,))
+    # Each search in each of kernel_layout's layouts; the transformer's
+    # greedy and beam searches in Keras's as well (the probe picks any).
+    layouts = [name for name in search.layouts() if name != "keras"]
+    if model_name == "transformer" and name in ("greedy", "beam_nbest"):
+      layouts.append("keras")
     done += 1
     key = f"{model_name}/{name}"
     want = expected[key + "/ids"]
     for held in layouts:
       ids, scores = search(inputs, prefixes if kind == "prefix" else None,
-                           held_layout=held)
+                           layout=held)
       ids, scores = np.asarray(ids), np.asarray(scores)
       if ids.shape != want.shape or (ids != want).any():
         bad += 1
-        print(f"MISMATCH {key} (held layout {held}): jax {ids.tolist()} "
+        print(f"MISMATCH {key} ({held} layout): jax {ids.tolist()} "
               f"tensorflow {want.tolist()}")
       elif not np.allclose(scores, expected[key + "/scores"], atol=1e-4,
                            rtol=1e-4):
         bad += 1
-        print(f"SCORES {key} (held layout {held}): jax {scores.tolist()} "
+        print(f"SCORES {key} ({held} layout): jax {scores.tolist()} "
               f"tensorflow {expected[key + '/scores'].tolist()}")
   assert "tensorflow" not in sys.modules, "the JAX search imported TensorFlow"
   if bad:
     sys.exit(1)
   print(f"jax search OK: {done} searches")
   check_kernel_layout(models["transformer"], inputs)
+  check_rows_product()
 
 
 def check_kernel_layout(model, inputs):
-  """Every product of rows by a matrix in the compiled greedy search
-  contracts the matrix's second dimension (W as [d_out, d_in], the
-  embedding as [vocab, d_model]), no [d_model, vocab] transpose of the
-  embedding is formed, and each decoder layer's self-attention step makes
-  its queries, keys and values in one product ([rows, 3 d_model])."""
+  """The compiled greedy search in each held layout. Transposed: every
+  product of rows by a matrix contracts the matrix's second dimension (W
+  as [d_out, d_in], the embedding as [vocab, d_model]). Packed: no product
+  of rows by a matrix is XLA's dot; each is a call of rows_product's
+  handler. In both no [d_model, vocab] transpose of the embedding is
+  formed, and each decoder layer's self-attention step makes its queries,
+  keys and values in one product ([rows, 3 d_model])."""
+  from t2t_keras.kernels import rows_product  # pylint: disable=g-import-not-at-top
   search = JaxSearch(model, search_cases.options("greedy"))
-  if search._layout is None:  # pylint: disable=protected-access
-    print("kernel layout: off (T2T_KERAS_KERNELS=0 or not a CPU)")
+  if search.layouts() != ("keras", "packed", "transposed"):
+    print(f"kernel layout: only {search.layouts()} (T2T_KERAS_KERNELS=0, not "
+          f"a CPU, or {rows_product.unavailable_reason()})")
     sys.exit(1)
-  values = search._layout.outside([v.value for v in search.variables])  # pylint: disable=protected-access
-  program = search._run.lower(values, inputs, None, True).compile().as_text()  # pylint: disable=protected-access
-  contracted = re.findall(r"lhs_contracting_dims=\{1\}, "
-                          r"rhs_contracting_dims=\{(\d)\}", program)
-  transposed = re.findall(rf"f32\[{model.softmax_weights.hidden_size},"
-                          rf"{search_cases.VOCAB}\]", program)
   hidden = model.softmax_weights.hidden_size
-  stacked = re.findall(rf"= f32\[\d+,{3 * hidden}\]\S* dot\(", program)
   layers = len(model.decoder.blocks)
-  if (not contracted or set(contracted) != {"1"} or transposed or
-      len(stacked) != layers):
-    print(f"kernel layout: contracted dimensions {sorted(set(contracted))} "
-          f"of {len(contracted)} row products; {len(transposed)} "
-          f"[d_model, vocab] arrays; {len(stacked)} stacked query-key-value "
-          f"products for {layers} decoder layers")
-    sys.exit(1)
+  for layout in ("transposed", "packed"):
+    values = search._layout.outside(  # pylint: disable=protected-access
+        [v.value for v in search.variables], layout)
+    program = search._run.lower(values, inputs, None, layout).compile(  # pylint: disable=protected-access
+    ).as_text()
+    contracted = re.findall(r"lhs_contracting_dims=\{1\}, "
+                            r"rhs_contracting_dims=\{(\d)\}", program)
+    transposed = re.findall(rf"f32\[{hidden},{search_cases.VOCAB}\]",
+                            program)
+    if layout == "transposed":
+      stacked = re.findall(rf"= f32\[\d+,{3 * hidden}\]\S* dot\(", program)
+      wrong = not contracted or set(contracted) != {"1"}
+    else:
+      stacked = re.findall(rf"= f32\[\d+,{3 * hidden}\]\S* custom-call\(",
+                           program)
+      calls = program.count(f'custom_call_target="{rows_product.TARGET}"')
+      wrong = bool(contracted) or calls < 6 * layers + 1
+    if wrong or transposed or len(stacked) != layers:
+      print(f"kernel layout {layout}: contracted dimensions "
+            f"{sorted(set(contracted))} of {len(contracted)} row products; "
+            f"{len(transposed)} [d_model, vocab] arrays; {len(stacked)} "
+            f"stacked query-key-value products for {layers} decoder layers")
+      sys.exit(1)
   print(f"kernel layout OK: {len(contracted)} row products, {len(stacked)} "
         "stacked")
   # The measured choice (kernels.layout_probe) runs on the model's shapes
   # and is made once: a second search of the batch reads the same layout.
   os.environ.pop("T2T_KERAS_KERNELS", None)
-  first = search.held_layout(inputs.shape[0])
-  assert isinstance(first, bool) and search.held_layout(
+  first = search.layout(inputs.shape[0])
+  assert first in search.layouts() and search.layout(
       inputs.shape[0]) == first
   search(inputs)
-  print(f"layout probe OK: held layout {first} at {inputs.shape[0]} rows")
+  print(f"layout probe OK: {first} layout at {inputs.shape[0]} rows")
+
+
+def check_rows_product():
+  """x W through rows_product's handler equals numpy's to float32 rounding:
+  rows 1 to 5 (its four-row blocks and what is left), over ROWS_MAX (XLA's
+  dot), any batch shape; columns a panel, within one, over several with a
+  part panel left; pack and unpack are inverses."""
+  import jax  # pylint: disable=g-import-not-at-top
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  from t2t_keras.kernels import rows_product  # pylint: disable=g-import-not-at-top
+  rng = np.random.RandomState(0)
+  width = rows_product.panel_width()
+  for lead in ((1,), (2,), (3,), (4,), (5,), (2, 3, 1),
+               (rows_product.ROWS_MAX + 3,)):
+    for k, n in ((32, width), (32, 20), (48, 2 * width + 5)):
+      x = rng.standard_normal(lead + (k,)).astype(np.float32)
+      w = rng.standard_normal((k, n)).astype(np.float32)
+      packed = rows_product.pack(jnp.asarray(w))
+      assert packed.shape == (-(-n // width), k, width)
+      assert np.array_equal(np.asarray(rows_product.unpack(packed, n)), w)
+      got = np.asarray(jax.jit(rows_product.product, static_argnums=2)(
+          jnp.asarray(x), packed, n))
+      want = x.astype(np.float64) @ w.astype(np.float64)
+      assert got.shape == lead + (n,), (got.shape, lead, n)
+      assert np.allclose(got, want, rtol=1e-5, atol=1e-5), (lead, k, n)
+  print("rows product OK")
 
 
 if __name__ == "__main__":

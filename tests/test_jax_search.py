@@ -3,8 +3,9 @@ reward), greedy search, forced prefixes and the parsing constraints
 (top-down trees over words, first pieces and placeholders; in-order trees)
 from a TensorFlow graph equal those from ``jax.jit`` over the same weights
 (decoding.jax_search): every search on the transformer, the unconstrained
-and prefixed ones on the relative and rotary models; and the JAX search's
-products read the kernels as [d_out, d_in] (kernels.kernel_layout)."""
+and prefixed ones on the relative and rotary models, in each kernel layout
+(kernels.kernel_layout: packed for kernels.rows_product, transposed); and
+rows_product's values."""
 
 import os
 import subprocess
@@ -49,17 +50,31 @@ def test_jax_search_gives_the_graph_ids(tmp_path):
   assert result.returncode == 0, result.stdout + result.stderr[-3000:]
   count = len(list(search_cases.cases()))
   assert f"jax search OK: {count} searches" in result.stdout
-  # kernels.kernel_layout: the compiled search reads W as [d_out, d_in].
+  # kernels.kernel_layout: the compiled search reads W held, packed or as
+  # [d_out, d_in]; kernels.rows_product computes x W.
   assert "kernel layout OK" in result.stdout, result.stdout
+  assert "rows product OK" in result.stdout, result.stdout
   assert "layout probe OK" in result.stdout, result.stdout
 
 
-def test_layout_probe_keeps_the_held_layout_unless_keras_wins(monkeypatch):
-  """kernels.layout_probe's rule: Keras's layout only when its median is
-  MARGIN times faster; T2T_KERAS_KERNELS=1 keeps the held one unmeasured."""
+def test_layout_probe_reads_the_fastest_layout(monkeypatch):
+  """kernels.layout_probe's rule: packed where its median is the lowest;
+  else transposed unless Keras's median is MARGIN times faster;
+  T2T_KERAS_KERNELS=1 reads a held layout unmeasured."""
   from t2t_keras.kernels import layout_probe  # pylint: disable=g-import-not-at-top
-  assert layout_probe.prefer([1.0, 1.2, 0.9], [0.95, 0.9, 2.0])
-  assert not layout_probe.prefer([1.0, 1.2, 0.9], [0.8, 0.85, 0.7])
+  monkeypatch.delenv("T2T_KERAS_KERNELS", raising=False)
+  shapes = ((512, 2048),)
+  for seconds, packed, want in (
+      ({"transposed": [1.0, 1.2, 0.9], "keras": [0.95, 0.9, 2.0],
+        "packed": [0.8, 0.9, 0.7]}, True, "packed"),
+      ({"transposed": [1.0, 1.2, 0.9], "keras": [0.95, 0.9, 2.0],
+        "packed": [1.5, 1.4, 0.5]}, True, "transposed"),
+      ({"transposed": [1.0, 1.2, 0.9], "keras": [0.8, 0.85, 0.7]}, False,
+       "keras")):
+    monkeypatch.setattr(layout_probe, "_measured",
+                        lambda *_, s=seconds: s)
+    assert layout_probe.fastest(shapes, 4, packed) == want, seconds
   monkeypatch.setenv("T2T_KERAS_KERNELS", "1")
   monkeypatch.setattr(layout_probe, "_measured", None)  # not called
-  assert layout_probe.transposed_faster(((512, 2048),), 4)
+  assert layout_probe.fastest(shapes, 4, True) == "packed"
+  assert layout_probe.fastest(shapes, 4, False) == "transposed"

@@ -7,9 +7,10 @@ The model's weights enter the compiled search as arguments (a
 constants: a search compiled once serves every later value of the weights,
 a training run's or a moving average's, with no retrace. One program is
 compiled a batch shape (and prefix width). On CPUs the linear maps'
-kernels enter transposed (``kernels.kernel_layout``) where that is the
-faster layout for the search's rows a step on this CPU (measured once a
-process, ``kernels.layout_probe``).
+kernels enter in a layout for few rows (``kernels.kernel_layout``: packed
+for ``kernels.rows_product``, or transposed), the one measured fastest for
+the search's rows a step on this CPU (once a process,
+``kernels.layout_probe``).
 
     search = JaxSearch(model, decode_hparams("beam_size=4"))
     ids, scores = search(inputs)                  # int32 [batch, length]
@@ -44,8 +45,8 @@ class JaxSearch:
       None.
     values: the values of ``variables`` in order (default: the variables'
       own).
-    held_layout: True or False to read the kernels in ``kernel_layout``'s
-      layout or Keras's (where the layout is on), whatever ``held_layout()``
+    layout: "packed", "transposed" (``kernel_layout``'s, where it is on;
+      packed where ``rows_product`` runs) or "keras", whatever ``layout()``
       would choose; None: its choice.
   Returns:
     (ids int32 [batch, n, max_length], scores float32 [batch, n]), as
@@ -63,12 +64,12 @@ class JaxSearch:
     self._hypotheses = search.hypotheses()
     self._layout = kernel_layout.layout_for(model, self.variables)
 
-    def run(values, inputs, prefixes, held_layout):
-      layout = contextlib.nullcontext()
-      if held_layout:
-        layout = self._layout.reading(values)
-        values = self._layout.inside(values)
-      with layout, keras.StatelessScope(
+    def run(values, inputs, prefixes, layout):
+      reading = contextlib.nullcontext()
+      if layout != "keras":
+        reading = self._layout.reading(values, layout)
+        values = self._layout.inside(values, layout)
+      with reading, keras.StatelessScope(
           state_mapping=list(zip(self.variables, values))):
         chosen = (constraint if prefixes is None else
                   PrefixConstraint(prefixes, word_starts))
@@ -76,18 +77,32 @@ class JaxSearch:
 
     self._run = jax.jit(run, static_argnums=3)
 
-  def held_layout(self, batch):
-    """Whether a search of ``batch`` sentences reads the kernels in
-    ``kernel_layout``'s layout (where it is on and faster for its rows)."""
-    return self._layout is not None and self._layout.faster(
-        batch * self._hypotheses)
+  def layout(self, batch):
+    """The layout a search of ``batch`` sentences reads the kernels in:
+    "keras" where ``kernel_layout`` is off, else the fastest for its rows
+    (``kernel_layout.choose``)."""
+    if self._layout is None:
+      return "keras"
+    return self._layout.choose(batch * self._hypotheses)
 
-  def __call__(self, inputs, prefixes=None, values=None, held_layout=None):
+  def layouts(self):
+    """The layouts a search can read here: "keras", and ``kernel_layout``'s
+    where it is on ("packed" where ``rows_product`` runs)."""
+    if self._layout is None:
+      return ("keras",)
+    return ("keras",) + tuple(
+        name for name in kernel_layout.LAYOUTS
+        if name != "packed" or self._layout.packable)
+
+  def __call__(self, inputs, prefixes=None, values=None, layout=None):
     if values is None:
       values = [v.value for v in self.variables]
     values = list(values)
-    held = (self.held_layout(inputs.shape[0]) if held_layout is None
-            else held_layout and self._layout is not None)
-    if held:
-      values = self._layout.outside(values)
-    return self._run(values, inputs, prefixes, held)
+    if layout is None:
+      layout = self.layout(inputs.shape[0])
+    elif layout not in self.layouts():
+      raise ValueError(f"layout {layout!r} is not one this search can read "
+                       f"here; expected one of {self.layouts()}")
+    if layout != "keras":
+      values = self._layout.outside(values, layout)
+    return self._run(values, inputs, prefixes, layout)

@@ -12,8 +12,9 @@ tests/test_weights_once.py).
     fused_adam    Adam through TensorFlow's one-kernel ResourceApplyAdam
     weights_once  decoding reads mixed-precision weights cast once a batch
     stored_transpose  a SavedModel keeps the pre-softmax W^T as a variable
-    kernel_layout  JAX searches read each linear map's W as [d_out, d_in]
-    layout_probe  ...where that is measured faster for the search's rows
+    kernel_layout  JAX searches read each linear map's W held for few rows
+    rows_product  ...packed, through an XLA FFI handler compiled here
+    layout_probe  ...in the layout measured fastest for the search's rows
     distribute    the trainer all-reduces gradients itself
 
 The rule: on when Keras runs on TensorFlow and no GPU is visible, the only

@@ -1,32 +1,37 @@
 """Which kernel layout a JAX search on this CPU should read: measured.
 
-``kernel_layout`` holds each Dense kernel as [d_out, d_in]. Whether XLA's
-CPU products of a step's few rows run faster that way than against Keras's
-[d_in, d_out] depends on the CPU and on the rows: on a 2-core AMD EPYC
-without AVX-512 the held layout was 1.1-1.2x faster at one row and 1.3-1.7x
-at four (benchmarks/step_floor.py's chain); on one with AVX-512 the two tie
-at one row and the held layout is 1.48x slower at four (a beam-4 search of
-one sentence 1.3x slower end to end). So the search asks, for its rows a
-step, once a process:
+``kernel_layout`` holds the kernels packed for ``rows_product`` or as
+[d_out, d_in]. Which of those or Keras's own [d_in, d_out] XLA's CPU
+products of a step's few rows run fastest depends on the CPU and on the
+rows: on a 2-core AMD EPYC without AVX-512 the transposed layout was
+1.1-1.2x faster than Keras's at one row and 1.3-1.7x at four
+(benchmarks/step_floor.py's chain); on one with AVX-512 the two tie at one
+row and the transposed layout is 1.48x slower at four, where the packed one
+is 1.5x faster than Keras's. So the search asks, for its rows a step, once
+a process:
 
-    transposed_faster(shapes, rows)   # bool
+    fastest(shapes, rows, packed)   # "packed", "transposed" or "keras"
 
-which times one chain of products over kernels of ``shapes`` in both
-layouts, compiled with ``jax.jit``, interleaved (about a second, at the
-first search of that many rows), and keeps the held layout unless Keras's
-is faster by ``MARGIN``. The held layout also makes a self-attention step's
-three products one and reads the embedding as it is, which the chain
-leaves out: at one row, where the chains tie within 10% either way from
-one probe to the next, a greedy search gains 1.2-1.4x from them; at four rows
-on the AVX-512 CPU Keras's chain is 1.44x faster. The two layouts' products
-differ only in rounding (the tests find the same ids in both).
-``T2T_KERAS_KERNELS=1`` keeps the held layout without measuring.
+which times one chain of products over kernels of ``shapes`` in each layout
+(packed only where ``packed``: ``rows_product`` built and the model is
+float32), compiled with ``jax.jit``, interleaved (a second or two, at the
+first search of that many rows). The packed layout is read where its median
+is the lowest; else the transposed one unless Keras's is faster by
+``MARGIN``. Both held layouts also make a self-attention step's three
+products one, which the chain leaves out (at one row, where the chains tie
+within 10% either way from one probe to the next, a greedy search gains
+1.2-1.4x from it and from reading the embedding as it is). The layouts'
+products differ only in rounding (the tests find the same ids in each).
+``T2T_KERAS_KERNELS=1`` reads a held layout without measuring: packed where
+allowed, else transposed.
 """
 
 import functools
 import os
 import statistics
 import time
+
+from t2t_keras.kernels import rows_product
 
 MARGIN = 1.2        # Keras's layout must be this much faster to be read
 REPEATS = 20        # timed calls of each chain, interleaved
@@ -42,17 +47,23 @@ def prefer(held_seconds, keras_seconds, margin=MARGIN):
           statistics.median(held_seconds))
 
 
-def transposed_faster(shapes, rows):
-  """Whether a search whose steps multiply ``rows`` rows by kernels of
-  ``shapes`` (a tuple of (d_in, d_out)) reads them held as [d_out, d_in]
-  (module docstring); measured once a process for each (shapes, rows)."""
+def fastest(shapes, rows, packed):
+  """The layout a search whose steps multiply ``rows`` rows by kernels of
+  ``shapes`` (a tuple of (d_in, d_out)) reads (module docstring); measured
+  once a process for each (shapes, rows, packed)."""
   if os.environ.get("T2T_KERAS_KERNELS", "") == "1":
-    return True
-  return _measured(tuple(sorted(set(shapes))), int(rows))
+    return "packed" if packed else "transposed"
+  seconds = _measured(tuple(sorted(set(shapes))), int(rows), bool(packed))
+  median = {name: statistics.median(s) for name, s in seconds.items()}
+  if "packed" in median and median["packed"] == min(median.values()):
+    return "packed"
+  return ("transposed" if prefer(seconds["transposed"], seconds["keras"])
+          else "keras")
 
 
 @functools.lru_cache(maxsize=None)
-def _measured(shapes, rows):
+def _measured(shapes, rows, packed):
+  """{layout: [seconds of each timed chain]}."""
   import jax  # pylint: disable=g-import-not-at-top
   import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
   import numpy as np  # pylint: disable=g-import-not-at-top
@@ -63,16 +74,21 @@ def _measured(shapes, rows):
              for _ in range(copies) for s in shapes]
   inputs = [jnp.asarray(rng.standard_normal((rows, k.shape[0]))
                         .astype(np.float32)) for k in kernels]
-  keras_layout = [jnp.asarray(k) for k in kernels]
-  held_layout = [jnp.asarray(np.ascontiguousarray(k.T)) for k in kernels]
 
   def chain(contract):
     return jax.jit(lambda ws, xs: sum(
-        jnp.sum(contract(x, w)) for x, w in zip(xs, ws)))
+        jnp.sum(contract(x, w, k.shape[1]))
+        for x, w, k in zip(xs, ws, kernels)))
 
-  timed = {"held": (chain(lambda x, w: jnp.einsum("ri,oi->ro", x, w)),
-                    held_layout),
-           "keras": (chain(lambda x, w: x @ w), keras_layout)}
+  timed = {
+      "transposed": (chain(lambda x, w, n: jnp.einsum("ri,oi->ro", x, w)),
+                     [jnp.asarray(np.ascontiguousarray(k.T))
+                      for k in kernels]),
+      "keras": (chain(lambda x, w, n: x @ w),
+                [jnp.asarray(k) for k in kernels])}
+  if packed:
+    timed["packed"] = (chain(rows_product.product),
+                       [rows_product.pack(jnp.asarray(k)) for k in kernels])
   seconds = {name: [] for name in timed}
   for repeat in range(WARMUP + REPEATS):
     for name, (run, weights) in timed.items():
@@ -80,4 +96,4 @@ def _measured(shapes, rows):
       jax.block_until_ready(run(weights, inputs))
       if repeat >= WARMUP:
         seconds[name].append(time.perf_counter() - start)
-  return prefer(seconds["held"], seconds["keras"])
+  return seconds

@@ -13,7 +13,8 @@ class Dense(keras.layers.Dense):
   """``keras.layers.Dense`` (same arguments and weights). In training, where
   ``kernels.enabled()``, ``kernels.dense`` computes the same values with a
   faster gradient. Inside a JAX search on CPUs, ``kernels.kernel_layout``
-  holds the kernel as [units, d_in] and ``_product_transposed`` reads it.
+  holds the kernel in a layout for few rows and ``_product_held``
+  multiplies by it.
 
   Call args:
     inputs: [..., d_in].
@@ -25,17 +26,15 @@ class Dense(keras.layers.Dense):
   def call(self, inputs, training=None):
     if training and kernels.enabled() and dense_kernel.fits(self, inputs):
       return dense_kernel.dense(self, inputs)
-    transposed = None if training else kernel_layout.transposed_for(self)
-    if transposed is not None:
-      return self._product_transposed(inputs, transposed)
+    held = None if training else kernel_layout.product_for(self)
+    if held is not None:
+      return self._product_held(inputs, held)
     return super().call(inputs, training=training)
 
-  def _product_transposed(self, inputs, transposed):
-    """x W + b with W given as W^T, [units, d_in]: ``keras.layers.Dense``'s
-    call with its one product written against W^T (cast to the compute
-    dtype, as Keras casts the kernel it reads)."""
-    transposed = ops.cast(transposed, self.compute_dtype)
-    x = ops.einsum("...i,oi->...o", inputs, transposed)
+  def _product_held(self, inputs, product):
+    """x W + b with x W from ``product`` (``kernel_layout``'s held kernel):
+    ``keras.layers.Dense``'s call with its one product replaced."""
+    x = product(inputs)
     if self.bias is not None:
       x = ops.add(x, self.bias)
     if self.activation is not None:

@@ -71,7 +71,10 @@ class TokenEmbedding(keras.layers.Layer):
 
   def call(self, inputs, reverse=False, transposed=None, float32=True):
     if reverse:
-      if transposed is None:
+      held = kernel_layout.product_for(self)   # packed, in a JAX search
+      if held is not None:
+        product = held
+      elif transposed is None:
         weights = ops.cast(self.embeddings, inputs.dtype)
         # 2-D, so that its gradient is two plain products.
         product = lambda rows: ops.einsum("nd,vd->nv", rows, weights)  # pylint: disable=unnecessary-lambda-assignment

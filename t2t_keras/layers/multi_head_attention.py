@@ -211,13 +211,13 @@ class MultiHeadAttention(keras.layers.Layer):
 
   def _step_projections_fused(self, query, fused):
     """``queries`` and ``keys_values`` of a step's ``query`` [batch, 1,
-    d_model] as one product with ``fused`` = [W^Q W^K W^V]^T, [h (2 d_k +
-    d_v), d_model]: [batch, h, 1, d_k] and {"key": [batch, h, 1, d_k],
-    "value": [batch, h, 1, d_v]}. A step multiplies one row a sentence,
-    where one product of three matrices' rows is faster than three."""
+    d_model] as one product, ``fused(query)`` = query [W^Q W^K W^V],
+    [batch, 1, h (2 d_k + d_v)]: [batch, h, 1, d_k] and {"key": [batch, h,
+    1, d_k], "value": [batch, h, 1, d_v]}. A step multiplies one row a
+    sentence, where one product of three matrices' rows is faster than
+    three."""
     bias = ops.concatenate([d.bias for d in self._projections()], axis=0)
-    y = ops.einsum("...i,oi->...o", query,
-                   ops.cast(fused, self.compute_dtype)) + bias
+    y = fused(query) + bias
     h, dk = self.num_heads, self.key_size
     q, k, v = ops.split(y, (h * dk, 2 * h * dk), axis=-1)
     return (ops.reshape(q, (-1, h, 1, dk)),
@@ -240,7 +240,8 @@ class MultiHeadAttention(keras.layers.Layer):
       step = decoding_step(step, cache["key"].shape[2] or
                            ops.shape(cache["key"])[2])
     offset = 0 if step is None else step.index
-    fused = None if step is None else kernel_layout.fused_for(self)
+    fused = None if step is None else kernel_layout.fused_product_for(
+        self)
     if fused is not None:   # a decoder's self-attention step, on JAX CPUs
       q, new = self._step_projections_fused(query, fused)
     else:

@@ -1,0 +1,152 @@
+// y = x W for the few rows of a decoding step, at the speed of reading W.
+//
+// A step multiplies one row a hypothesis by every decoder matrix and the
+// pre-softmax one: the product reads each weight once and does one
+// multiply-add with it a row. XLA's CPU dot packs W into panels on every
+// call, which at one to a few rows costs more than the arithmetic; here W
+// is packed once a set of weights, [ceil(N / P), K, P] (panel p holds
+// columns p P .. p P + P - 1 of every row k, zero past N), and each panel is
+// read once, front to back, into P / 16 vector accumulators a row.
+//
+// Computes exactly sum_k x[r, k] W[k, n] in float32, k in order (a
+// different rounding order from a library product: values equal to within
+// float32 rounding).
+//
+// The XLA FFI handler t2t_rows_product: x f32[R, K], packed f32[Q, K, P]
+// -> y f32[R, N] (N <= Q P). Panels are split in chunks over the calling
+// thread and XLA's intra-op thread pool. Compiled on the user's machine by
+// rows_product.py (-march=native); P = t2t_rows_panel_width().
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "xla/ffi/api/ffi.h"
+
+namespace ffi = xla::ffi;
+
+namespace {
+
+typedef float Vec __attribute__((vector_size(64)));   // 16 floats
+constexpr int kLanes = 16;
+#ifdef __AVX512F__
+constexpr int kPanel = 64;   // 4 rows x 4 vectors: 16 of 32 registers
+#else
+constexpr int kPanel = 32;   // 4 rows x 2 (x2 halves on AVX2): 16 of 16
+#endif
+constexpr int kVectors = kPanel / kLanes;
+
+// Rows r0 .. r0 + RR - 1 of y, columns of panel `panel` (its first `width`
+// columns written).
+template <int RR>
+void PanelRows(const float* x, int64_t k_size, const float* panel,
+               float* y, int64_t n_size, int64_t width) {
+  Vec acc[RR][kVectors];
+  for (int r = 0; r < RR; ++r)
+    for (int j = 0; j < kVectors; ++j) acc[r][j] = Vec{};
+  for (int64_t k = 0; k < k_size; ++k) {
+    const float* w = panel + k * kPanel;
+    __builtin_prefetch(w + 8 * kPanel);
+    Vec wv[kVectors];
+    for (int j = 0; j < kVectors; ++j) std::memcpy(&wv[j], w + j * kLanes, 64);
+    for (int r = 0; r < RR; ++r) {
+      const float xr = x[r * k_size + k];
+      for (int j = 0; j < kVectors; ++j) acc[r][j] += xr * wv[j];
+    }
+  }
+  for (int r = 0; r < RR; ++r) {
+    if (width == kPanel) {
+      for (int j = 0; j < kVectors; ++j)
+        std::memcpy(y + r * n_size + j * kLanes, &acc[r][j], 64);
+    } else {
+      float tail[kPanel];
+      for (int j = 0; j < kVectors; ++j)
+        std::memcpy(tail + j * kLanes, &acc[r][j], 64);
+      std::memcpy(y + r * n_size, tail, width * sizeof(float));
+    }
+  }
+}
+
+struct Product {
+  const float* x;
+  const float* packed;
+  float* y;
+  int64_t rows, k_size, n_size, panels, chunk, chunks;
+  std::atomic<int64_t> next{0}, done{0};
+
+  // Panels [c chunk, (c + 1) chunk) for every row.
+  void Chunk(int64_t c) {
+    const int64_t end = std::min(panels, (c + 1) * chunk);
+    for (int64_t p = c * chunk; p < end; ++p) {
+      const float* panel = packed + p * k_size * kPanel;
+      const int64_t width = std::min<int64_t>(kPanel, n_size - p * kPanel);
+      for (int64_t r = 0; r < rows; r += 4) {
+        const float* xr = x + r * k_size;
+        float* yr = y + r * n_size + p * kPanel;
+        switch (std::min<int64_t>(4, rows - r)) {
+          case 4: PanelRows<4>(xr, k_size, panel, yr, n_size, width); break;
+          case 3: PanelRows<3>(xr, k_size, panel, yr, n_size, width); break;
+          case 2: PanelRows<2>(xr, k_size, panel, yr, n_size, width); break;
+          default: PanelRows<1>(xr, k_size, panel, yr, n_size, width);
+        }
+      }
+    }
+  }
+
+  // Claims and computes chunks until none is left.
+  void Work() {
+    for (int64_t c; (c = next.fetch_add(1)) < chunks;) {
+      Chunk(c);
+      done.fetch_add(1, std::memory_order_release);
+    }
+  }
+};
+
+ffi::Error RowsProduct(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x,
+                       ffi::Buffer<ffi::F32> packed,
+                       ffi::ResultBuffer<ffi::F32> y) {
+  const auto xd = x.dimensions(), wd = packed.dimensions(),
+             yd = y->dimensions();
+  if (xd.size() != 2 || wd.size() != 3 || yd.size() != 2 ||
+      wd[2] != kPanel || wd[1] != xd[1] || yd[0] != xd[0] ||
+      yd[1] > wd[0] * kPanel) {
+    return ffi::Error::InvalidArgument(
+        "t2t_rows_product: expected x [R, K], packed [Q, K, panel width], "
+        "y [R, N <= Q panel width]");
+  }
+  auto product = std::make_shared<Product>();
+  product->x = x.typed_data();
+  product->packed = packed.typed_data();
+  product->y = y->typed_data();
+  product->rows = xd[0];
+  product->k_size = xd[1];
+  product->n_size = yd[1];
+  product->panels = (yd[1] + kPanel - 1) / kPanel;
+  if (product->rows == 0 || product->panels == 0) return ffi::Error::Success();
+  const int64_t helpers = std::max<int64_t>(0, pool.num_threads() - 1);
+  const int64_t per_chunk_target = 4 * (helpers + 1);
+  product->chunk = std::max<int64_t>(1, product->panels / per_chunk_target);
+  product->chunks = (product->panels + product->chunk - 1) / product->chunk;
+  for (int64_t h = 0; h < helpers && h + 1 < product->chunks; ++h)
+    pool.Schedule([product] { product->Work(); });
+  product->Work();
+  // A helper that has not started finds no chunk left and returns; wait
+  // only for the chunks claimed by helpers already running.
+  while (product->done.load(std::memory_order_acquire) < product->chunks)
+    std::this_thread::yield();
+  return ffi::Error::Success();
+}
+
+}  // namespace
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(t2t_rows_product, RowsProduct,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>());
+
+extern "C" int t2t_rows_panel_width() { return kPanel; }

@@ -1,0 +1,146 @@
+"""A few rows times a packed W at the speed of reading W (JAX on CPUs).
+
+A decoding step multiplies one row a hypothesis by every decoder matrix
+and the pre-softmax one; it reads each weight once. XLA's CPU dot packs W
+into panels on every call, which at one to a few rows costs more than the
+products: ``benchmarks/step_floor.py``'s chain of the base model's 49
+products of a step, four rows (beam 4), takes about twice as long with
+XLA's dot as with ``rows_product.cc``, which reads W packed once a set of
+weights:
+
+    packed = pack(w)                 # [K, N] -> [ceil(N / P), K, P]
+    y = product(x, packed, n)        # x [..., K] -> [..., N], float32
+
+``product`` is a call into an XLA FFI handler: ``rows_product.cc`` is
+compiled here with the system's C++ compiler (``-O3 -march=native``, XLA's
+FFI headers from jaxlib) at the first ``available()`` of a process, into
+``$T2T_KERAS_CACHE`` (default ``~/.cache/t2t_keras``) under a name made
+from the source, the flags and the CPU, and reused after. Where there is no
+compiler, or the build or its check fails, ``available()`` is False and the
+searches read their other layout (``kernel_layout``); why is in
+``unavailable_reason()``.
+"""
+
+import ctypes
+import functools
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.join(HERE, "rows_product.cc")
+TARGET = "t2t_rows_product"
+FLAGS = ("-O3", "-march=native", "-std=c++17", "-shared", "-fPIC")
+ROWS_MAX = 64   # more rows than this: XLA's dot (``product``)
+_REASON = []
+
+
+def _cache_folder():
+  return os.environ.get("T2T_KERAS_CACHE") or os.path.join(
+      os.path.expanduser("~"), ".cache", "t2t_keras")
+
+
+def _cpu_key():
+  """What -march=native depends on: the CPU's model and flags."""
+  try:
+    with open("/proc/cpuinfo", encoding="utf-8") as f:
+      lines = [l for l in f if l.startswith(("model name", "flags"))]
+    return "".join(sorted(set(lines)))
+  except OSError:
+    return platform.processor() + platform.machine()
+
+
+def _build(compiler, include):
+  """The path of the compiled library, building it if it is not cached."""
+  with open(SOURCE, "rb") as f:
+    source = f.read()
+  key = hashlib.sha256(source + " ".join(FLAGS + (compiler, include))
+                       .encode() + _cpu_key().encode()).hexdigest()[:16]
+  folder = _cache_folder()
+  path = os.path.join(folder, f"rows_product_{key}.so")
+  if os.path.exists(path):
+    return path
+  os.makedirs(folder, exist_ok=True)
+  handle, partial = tempfile.mkstemp(suffix=".so", dir=folder)
+  os.close(handle)
+  try:
+    subprocess.run([compiler, *FLAGS, "-I", include, SOURCE, "-o", partial],
+                   check=True, capture_output=True, text=True, timeout=300)
+    os.replace(partial, path)   # whole or not at all, beside other processes
+  finally:
+    if os.path.exists(partial):
+      os.remove(partial)
+  return path
+
+
+@functools.lru_cache(maxsize=None)
+def _library():
+  """(ctypes library, panel width P), registered with JAX, or None."""
+  compiler = os.environ.get("CXX") or shutil.which("g++") or shutil.which(
+      "clang++")
+  if not compiler:
+    _REASON.append("no C++ compiler (g++ or clang++, or $CXX) found")
+    return None
+  try:
+    import jax  # pylint: disable=g-import-not-at-top
+    path = _build(compiler, jax.ffi.include_dir())
+    library = ctypes.cdll.LoadLibrary(path)
+    jax.ffi.register_ffi_target(
+        TARGET, jax.ffi.pycapsule(getattr(library, TARGET)), platform="cpu")
+  except (OSError, subprocess.SubprocessError, AttributeError) as e:
+    detail = getattr(e, "stderr", None) or str(e)
+    _REASON.append(f"{SOURCE} did not build or load: {detail.strip()[-300:]}")
+    return None
+  return library, int(library.t2t_rows_panel_width())
+
+
+def available():
+  """Whether ``product`` runs here (module docstring)."""
+  return _library() is not None
+
+
+def unavailable_reason():
+  """Why ``available()`` is False, or ''."""
+  return "" if available() else (_REASON[-1] if _REASON else "")
+
+
+def panel_width():
+  """P, the packed layout's panel width (64 where AVX-512, else 32)."""
+  return _library()[1]
+
+
+def pack(w):
+  """``w`` [K, N] (a JAX array) as [ceil(N / P), K, P], zero past N."""
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  width = panel_width()
+  k, n = w.shape
+  panels = -(-n // width)
+  w = jnp.pad(jnp.asarray(w, jnp.float32), ((0, 0), (0, panels * width - n)))
+  return jnp.transpose(jnp.reshape(w, (k, panels, width)), (1, 0, 2))
+
+
+def unpack(packed, n):
+  """``pack``'s inverse: [ceil(N / P), K, P] -> [K, n]."""
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  panels, k, width = packed.shape
+  w = jnp.reshape(jnp.transpose(packed, (1, 0, 2)), (k, panels * width))
+  return w[:, :n]
+
+
+def product(x, packed, n):
+  """x [..., K] float32 times the W that ``packed`` holds -> [..., n].
+  Over ``ROWS_MAX`` rows (a batch's source, not a step) XLA's dot of W
+  unpacked is as fast or faster, and is used."""
+  import jax  # pylint: disable=g-import-not-at-top
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  lead = x.shape[:-1]
+  rows = jnp.reshape(x, (-1, x.shape[-1]))
+  if rows.shape[0] > ROWS_MAX:
+    return jnp.reshape(rows @ unpack(packed, n), lead + (n,))
+  out = jax.ffi.ffi_call(
+      TARGET, jax.ShapeDtypeStruct((rows.shape[0], n), jnp.float32))(
+          rows, packed)
+  return jnp.reshape(out, lead + (n,))
