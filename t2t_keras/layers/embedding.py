@@ -58,9 +58,10 @@ class TokenEmbedding(keras.layers.Layer):
     fp32); at training's thousands of rows both are equal. So decoding
     forms W^T (and its cast) once a batch and passes it to ``call``; an
     exported SavedModel stores it (``kernels.stored_transpose``). Inside a
-    JAX search on CPUs (``kernels.kernel_layout``) it is None: XLA's
-    few-row products are faster against W [vocab_size, d_model] itself,
-    which ``call`` then reads.
+    JAX search on CPUs (``kernels.kernel_layout``) it is None: ``call``
+    multiplies by the matrix that layout holds (packed), or by W
+    [vocab_size, d_model] itself, against which XLA's few-row products are
+    faster (transposed).
     """
     if kernel_layout.active():
       return None
