@@ -4,9 +4,9 @@ A decoding step multiplies one row a hypothesis by every decoder matrix
 and the pre-softmax one; it reads each weight once. XLA's CPU dot packs W
 into panels on every call, which at one to a few rows costs more than the
 products: ``benchmarks/step_floor.py``'s chain of the base model's 49
-products of a step, four rows (beam 4), takes about twice as long with
-XLA's dot as with ``rows_product.cc``, which reads W packed once a set of
-weights:
+products of a step, four rows (beam 4), takes 1.6-1.7x as long with XLA's
+dot (TensorFlow's or JAX's) as with ``rows_product.cc``, which reads W
+packed once a set of weights (AVX-512 EPYC; level at one row):
 
     packed = pack(w)                 # [K, N] -> [ceil(N / P), K, P]
     y = product(x, packed, n)        # x [..., K] -> [..., N], float32
