@@ -30,14 +30,19 @@ namespace ffi = xla::ffi;
 
 namespace {
 
-typedef float Vec __attribute__((vector_size(64)));   // 16 floats
-constexpr int kLanes = 16;
-#ifdef __AVX512F__
-constexpr int kPanel = 64;   // 4 rows x 4 vectors: 16 of 32 registers
+// One vector register's floats, and vectors a row's accumulators take: 4 rows
+// of accumulators, a panel's vectors and a broadcast fit in the registers
+// (32 with AVX-512, 16 with AVX2 or SSE). A vector type wider than the
+// registers is lowered through memory, 3-9x slower.
+#if defined(__AVX512F__)
+constexpr int kLanes = 16, kVectors = 4;   // 16 + 4 + 1 of 32
+#elif defined(__AVX__)
+constexpr int kLanes = 8, kVectors = 3;    // 12 + 3 + 1 of 16
 #else
-constexpr int kPanel = 32;   // 4 rows x 2 (x2 halves on AVX2): 16 of 16
+constexpr int kLanes = 4, kVectors = 3;
 #endif
-constexpr int kVectors = kPanel / kLanes;
+typedef float Vec __attribute__((vector_size(4 * kLanes)));
+constexpr int kPanel = kLanes * kVectors;
 
 // Rows r0 .. r0 + RR - 1 of y, columns of panel `panel` (its first `width`
 // columns written).
@@ -51,7 +56,7 @@ void PanelRows(const float* x, int64_t k_size, const float* panel,
     const float* w = panel + k * kPanel;
     __builtin_prefetch(w + 8 * kPanel);
     Vec wv[kVectors];
-    for (int j = 0; j < kVectors; ++j) std::memcpy(&wv[j], w + j * kLanes, 64);
+    for (int j = 0; j < kVectors; ++j) std::memcpy(&wv[j], w + j * kLanes, sizeof(Vec));
     for (int r = 0; r < RR; ++r) {
       const float xr = x[r * k_size + k];
       for (int j = 0; j < kVectors; ++j) acc[r][j] += xr * wv[j];
@@ -60,11 +65,11 @@ void PanelRows(const float* x, int64_t k_size, const float* panel,
   for (int r = 0; r < RR; ++r) {
     if (width == kPanel) {
       for (int j = 0; j < kVectors; ++j)
-        std::memcpy(y + r * n_size + j * kLanes, &acc[r][j], 64);
+        std::memcpy(y + r * n_size + j * kLanes, &acc[r][j], sizeof(Vec));
     } else {
       float tail[kPanel];
       for (int j = 0; j < kVectors; ++j)
-        std::memcpy(tail + j * kLanes, &acc[r][j], 64);
+        std::memcpy(tail + j * kLanes, &acc[r][j], sizeof(Vec));
       std::memcpy(y + r * n_size, tail, width * sizeof(float));
     }
   }
