@@ -78,3 +78,22 @@ def test_layout_probe_reads_the_fastest_layout(monkeypatch):
   monkeypatch.setattr(layout_probe, "_measured", None)  # not called
   assert layout_probe.fastest(shapes, 4, True) == "packed"
   assert layout_probe.fastest(shapes, 4, False) == "transposed"
+
+
+def test_rows_product_without_a_compiler_is_unavailable_and_says_why(
+    tmp_path):
+  """kernels.rows_product where its build fails (a missing compiler): not
+  available, the reason names the source; nothing is left in the cache."""
+  code = ("from t2t_keras.kernels import rows_product as r; "
+          "print(r.available()); print(r.unavailable_reason())")
+  env = dict(os.environ, CXX=str(tmp_path / "no-such-compiler"),
+             T2T_KERAS_CACHE=str(tmp_path / "cache"), JAX_PLATFORMS="cpu")
+  result = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                          text=True, env=env, timeout=300, check=False,
+                          cwd=os.path.dirname(HERE))
+  assert result.returncode == 0, result.stderr[-3000:]
+  available, reason = result.stdout.splitlines()[:2]
+  assert available == "False"
+  assert "rows_product.cc did not build or load" in reason, reason
+  assert "no-such-compiler" in reason, reason
+  assert not list((tmp_path / "cache").glob("*"))
