@@ -3,6 +3,7 @@ search_cases.py through ``decoding.jax_search.JaxSearch`` (jax.jit) over
 the weights the TensorFlow side saved, compared with the ids it found.
 
     KERAS_BACKEND=jax python tests/jax_search_check.py DIR
+    KERAS_BACKEND=jax python tests/jax_search_check.py --rows_product
 
 DIR holds MODEL.weights.h5 for each model and expected.npz
 ({MODEL/SEARCH/ids, MODEL/SEARCH/scores}). Prints one line a mismatch and
@@ -151,8 +152,11 @@ def check_rows_product():
       want = x.astype(np.float64) @ w.astype(np.float64)
       assert got.shape == lead + (n,), (got.shape, lead, n)
       assert np.allclose(got, want, rtol=1e-5, atol=1e-5), (lead, k, n)
-  print("rows product OK")
+  print(f"rows product OK (panels {width} wide)")
 
 
 if __name__ == "__main__":
-  main(sys.argv[1])
+  if sys.argv[1] == "--rows_product":   # that check alone (any build)
+    check_rows_product()
+  else:
+    main(sys.argv[1])

@@ -8,10 +8,12 @@ and prefixed ones on the relative and rotary models, in each kernel layout
 rows_product's values."""
 
 import os
+import platform
 import subprocess
 import sys
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import search_cases
@@ -97,3 +99,28 @@ def test_rows_product_without_a_compiler_is_unavailable_and_says_why(
   assert "rows_product.cc did not build or load" in reason, reason
   assert "no-such-compiler" in reason, reason
   assert not list((tmp_path / "cache").glob("*"))
+
+
+@pytest.mark.parametrize("march,width", [("x86-64-v3", 24), ("x86-64", 12)])
+def test_rows_product_built_for_older_cpus_gives_numpys_values(
+    tmp_path, march, width):
+  """rows_product.cc as a CPU without AVX-512 builds it (AVX2: 8-float
+  vectors, panels 24 wide; SSE: 4 and 12), through a compiler that swaps
+  -march=native for ``march``: the same values as numpy's."""
+  if platform.machine() not in ("x86_64", "AMD64"):
+    pytest.skip(f"-march={march} is an x86-64 target; this is "
+                f"{platform.machine()}")
+  wrapper = tmp_path / "cxx"
+  wrapper.write_text(
+      "#!/bin/sh\nfor a; do shift; [ \"$a\" = -march=native ] && "
+      f"a=-march={march}; set -- \"$@\" \"$a\"; done\nexec g++ \"$@\"\n")
+  wrapper.chmod(0o755)
+  env = dict(os.environ, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu",
+             CXX=str(wrapper), T2T_KERAS_CACHE=str(tmp_path / "cache"))
+  result = subprocess.run(
+      [sys.executable, os.path.join(HERE, "jax_search_check.py"),
+       "--rows_product"], capture_output=True, text=True, env=env,
+      timeout=300, check=False)
+  assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+  assert f"rows product OK (panels {width} wide)" in result.stdout, (
+      result.stdout)
