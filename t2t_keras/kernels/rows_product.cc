@@ -6,7 +6,7 @@
 // call, which at one to a few rows costs more than the arithmetic; here W
 // is packed once a set of weights, [ceil(N / P), K, P] (panel p holds
 // columns p P .. p P + P - 1 of every row k, zero past N), and each panel is
-// read once, front to back, into P / 16 vector accumulators a row.
+// read once, front to back, into P / kLanes vector accumulators a row.
 //
 // Computes exactly sum_k x[r, k] W[k, n] in float32, k in order (a
 // different rounding order from a library product: values equal to within

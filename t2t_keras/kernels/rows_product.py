@@ -12,12 +12,12 @@ packed once a set of weights (AVX-512 EPYC; level at one row):
     y = product(x, packed, n)        # x [..., K] -> [..., N], float32
 
 ``product`` is a call into an XLA FFI handler: ``rows_product.cc`` is
-compiled here with the system's C++ compiler (``-O3 -march=native``, XLA's
+compiled here with ``$CXX``, g++ or clang++ (``-O3 -march=native``, XLA's
 FFI headers from jaxlib) at the first ``available()`` of a process, into
 ``$T2T_KERAS_CACHE`` (default ``~/.cache/t2t_keras``) under a name made
 from the source, the flags and the CPU, and reused after. Where there is no
-compiler, or the build or its check fails, ``available()`` is False and the
-searches read their other layout (``kernel_layout``); why is in
+compiler, or the build or its loading fails, ``available()`` is False and
+the searches read their other layouts (``kernel_layout``); why is in
 ``unavailable_reason()``.
 """
 
