@@ -3,9 +3,10 @@ reward), greedy search, forced prefixes and the parsing constraints
 (top-down trees over words, first pieces and placeholders; in-order trees)
 from a TensorFlow graph equal those from ``jax.jit`` over the same weights
 (decoding.jax_search): every search on the transformer, the unconstrained
-and prefixed ones on the relative and rotary models, in each kernel layout
-(kernels.kernel_layout: packed for kernels.rows_product, transposed); and
-rows_product's values."""
+and prefixed ones on the relative and rotary models, with the kernels
+packed for kernels.rows_product (kernels.kernel_layout), the transformer's
+greedy and beam searches in the transposed and Keras's layouts too; and
+rows_product's values, as built here and for older CPUs."""
 
 import os
 import platform
