@@ -90,9 +90,7 @@ class JaxSearch:
     where it is on ("packed" where ``rows_product`` runs)."""
     if self._layout is None:
       return ("keras",)
-    return ("keras",) + tuple(
-        name for name in kernel_layout.LAYOUTS
-        if name != "packed" or self._layout.packable)
+    return ("keras",) + self._layout.layouts()
 
   def __call__(self, inputs, prefixes=None, values=None, layout=None):
     if values is None:

@@ -102,6 +102,12 @@ class KernelLayout:
     self.packable = float32 and rows_product.available()
     self._outside = {}   # layout: (the values given, their arguments)
 
+  def layouts(self):
+    """The held layouts this model can read here: "packed" only where
+    ``packable`` (``rows_product`` built, the model in float32)."""
+    return tuple(name for name in LAYOUTS
+                 if name != "packed" or self.packable)
+
   def choose(self, rows):
     """The layout a search of ``rows`` rows a step reads on this CPU:
     "packed", "transposed" or "keras" (``layout_probe``; measured once a
@@ -119,16 +125,16 @@ class KernelLayout:
         a is b for a, b in zip(given, values)):
       return prepared
     import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
-    if layout == "packed":
-      hold = rows_product.pack
-      stack = lambda ws: rows_product.pack(jnp.concatenate(ws, axis=1))  # pylint: disable=unnecessary-lambda-assignment
-    else:
-      hold = jnp.transpose
-      stack = lambda ws: jnp.concatenate([w.T for w in ws], axis=0)  # pylint: disable=unnecessary-lambda-assignment
+    hold = rows_product.pack if layout == "packed" else jnp.transpose
     prepared = [hold(v) if i in self.indices else v
                 for i, v in enumerate(values)]
-    prepared += [stack([values[i] for i in indices])
-                 for _, indices in self._stacks]
+    if layout == "packed":   # panels may straddle the kernels: pack anew
+      stack = lambda idx: rows_product.pack(jnp.concatenate(  # pylint: disable=unnecessary-lambda-assignment
+          [values[i] for i in idx], axis=1))
+    else:                    # the transposes made above, one on another
+      stack = lambda idx: jnp.concatenate(  # pylint: disable=unnecessary-lambda-assignment
+          [prepared[i] for i in idx], axis=0)
+    prepared += [stack(indices) for _, indices in self._stacks]
     if layout == "packed" and self._softmax is not None:
       prepared.append(rows_product.pack(jnp.transpose(
           values[self._softmax[1]])))
