@@ -12,6 +12,8 @@ tests/test_weights_once.py).
     fused_adam    Adam through TensorFlow's one-kernel ResourceApplyAdam
     weights_once  decoding reads mixed-precision weights cast once a batch
     stored_transpose  a SavedModel keeps the pre-softmax W^T as a variable
+    step_attention  a decoding step's attention on Eigen's kernels
+    one_row       a one-row decoding step's products on Eigen's kernels
     kernel_layout  JAX searches read each linear map's W held for few rows
     rows_product  ...packed, through an XLA FFI handler compiled here
     layout_probe  ...in the layout measured fastest for the search's rows
@@ -54,3 +56,15 @@ def enabled(on_gpus=False):
   if on_gpus:
     return keras.backend.backend() == "tensorflow"
   return _default()
+
+
+def in_xla():
+  """Whether the ops built now are inside a function XLA compiles
+  (``tf.function(jit_compile=True)``), where TensorFlow's kernels never
+  run and the plain ops are the ones to give XLA."""
+  if keras.backend.backend() != "tensorflow":
+    return False
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from tensorflow.python.ops import control_flow_util  # pylint: disable=g-import-not-at-top,g-direct-tensorflow-import
+  return control_flow_util.GraphOrParentsInXlaContext(
+      tf.compat.v1.get_default_graph())

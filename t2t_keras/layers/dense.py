@@ -6,6 +6,7 @@ from keras import ops
 from t2t_keras import kernels
 from t2t_keras.kernels import dense as dense_kernel
 from t2t_keras.kernels import kernel_layout
+from t2t_keras.kernels import one_row
 
 
 @keras.saving.register_keras_serializable(package="t2t_keras")
@@ -13,8 +14,9 @@ class Dense(keras.layers.Dense):
   """``keras.layers.Dense`` (same arguments and weights). In training, where
   ``kernels.enabled()``, ``kernels.dense`` computes the same values with a
   faster gradient. Inside a JAX search on CPUs, ``kernels.kernel_layout``
-  holds the kernel in a layout for few rows and ``_product_held``
-  multiplies by it.
+  holds the kernel in a layout for few rows, and in a TensorFlow decoding
+  step of one row ``kernels.one_row`` gives another product;
+  ``_product_held`` multiplies by it.
 
   Call args:
     inputs: [..., d_in].
@@ -26,7 +28,8 @@ class Dense(keras.layers.Dense):
   def call(self, inputs, training=None):
     if training and kernels.enabled() and dense_kernel.fits(self, inputs):
       return dense_kernel.dense(self, inputs)
-    held = None if training else kernel_layout.product_for(self)
+    held = None if training else (kernel_layout.product_for(self) or
+                                  one_row.product_for(self))
     if held is not None:
       return self._product_held(inputs, held)
     return super().call(inputs, training=training)

@@ -1,0 +1,76 @@
+"""A decoding step of one row multiplies by Eigen's kernels, not oneDNN's.
+
+A greedy or sampling step over one sentence multiplies one row by each of
+the decoder's matrices (48 products in the base model). TensorFlow's CPU
+graph rewriter hands MatMul to oneDNN, whose setup costs tens of
+microseconds a call, a third of a 512 x 512 product's time at one row.
+``BatchMatMulV3`` with a float32 output is a product oneDNN does not take:
+Eigen's kernel runs the step's chain of products faster at one row and
+slower from four rows on (9.1-9.6 -> 7.4-7.9 ms at one row, 10.0-10.2 ->
+11.1-11.9 ms at four; a 2-core AVX-512 EPYC). Rows are known only when a
+request runs, so a search of one hypothesis a sentence traces its step
+twice and picks when it runs:
+
+    logits, cache = one_row.step(lambda: step(...), rows)
+    # = tf.cond(rows == 1, step with Dense products in BatchMatMulV3, step)
+
+Inside the one-row branch ``product_for(layer)`` gives a float32 Dense
+layer its product. The same values up to float32 rounding. On where
+``kernels.enabled()`` (TensorFlow, no GPU), outside XLA (which compiles the
+products itself).
+"""
+
+import contextlib
+
+from t2t_keras import kernels
+
+_ONE_ROW = []   # True inside ``step``'s one-row branch
+
+
+def step(run, rows):
+  """``run()`` (a decoding step: a nest of tensors); where the kernels are
+  on, as ``tf.cond(rows == 1, ...)`` of ``run`` traced twice, the first
+  time with ``product_for`` answering. ``rows``: scalar int."""
+  if not kernels.enabled() or kernels.in_xla() or (
+      isinstance(rows, int) and rows != 1):
+    return run()
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+  def one_row():
+    with _reading():
+      return run()
+
+  if isinstance(rows, int):   # known when traced
+    return one_row()
+  return tf.cond(tf.equal(rows, 1), one_row, run)
+
+
+@contextlib.contextmanager
+def _reading():
+  _ONE_ROW.append(True)
+  try:
+    yield
+  finally:
+    _ONE_ROW.pop()
+
+
+def product_for(layer):
+  """Inside ``step``'s one-row branch, ``x -> x W`` for a float32 Dense
+  ``layer`` (x [..., d_in] -> [..., d_out], one ``BatchMatMulV3``); else
+  None."""
+  if (not _ONE_ROW or layer.compute_dtype != "float32"
+      or getattr(layer, "quantization_mode", None)):
+    return None
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  kernel = layer.kernel
+
+  def product(x):
+    if len(x.shape) == 2:   # a step's rows (``layers.rows``): two ops
+      return tf.raw_ops.BatchMatMulV3(x=x[None], y=kernel,
+                                      Tout=tf.float32)[0]
+    rows = tf.reshape(x, (1, -1, x.shape[-1]))
+    y = tf.raw_ops.BatchMatMulV3(x=rows, y=kernel, Tout=tf.float32)
+    return tf.reshape(y, tf.concat([tf.shape(x)[:-1], [kernel.shape[-1]]],
+                                   0))
+
+  return product
