@@ -139,17 +139,25 @@ def transposes(saved_model_dir):
 
 def test_the_pre_softmax_matrix_is_stored_transposed(trained_run, exported,
                                                      tmp_path, monkeypatch):
-  """kernels.stored_transpose: the export holds W^T as a variable, its
-  searches read it instead of transposing W a request, and the outputs are
-  those of an export without it (T2T_KERAS_KERNELS=0)."""
+  """kernels.stored_transpose: the export holds W^T as a variable, and each
+  decoder self-attention's [W^Q W^K W^V]; its searches read them instead of
+  transposing W a request and making three products a step, and the
+  outputs are those of an export without them (T2T_KERAS_KERNELS=0)."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   data, out = trained_run
   model, _, _, _ = load_model_from_dir(out)
   stored = tf.saved_model.load(exported[0]).transposed
-  assert len(stored) == 1
+  assert len(stored) == 1 + model.config.num_decoder_layers
   np.testing.assert_array_equal(
       stored[0].numpy(), np.transpose(model.softmax_weights.embeddings.numpy()))
+  stacks = [np.concatenate([d.kernel.numpy() for d in layer.step_projections()],
+                           axis=1)
+            for layer in model._flatten_layers()  # pylint: disable=protected-access
+            if getattr(layer, "step_projections", lambda: None)()]
+  assert len(stacks) == model.config.num_decoder_layers
+  for want, got in zip(stacks, stored[1:]):
+    np.testing.assert_array_equal(got.numpy(), want)
   monkeypatch.setenv("T2T_KERAS_KERNELS", "0")
   plain = export_run("translate_synthetic", out, data,
                      decode_overrides=DECODE, export_dir=str(tmp_path),

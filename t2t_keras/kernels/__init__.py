@@ -11,7 +11,7 @@ tests/test_weights_once.py).
     loss          the label-smoothed cross-entropy as two XLA kernels
     fused_adam    Adam through TensorFlow's one-kernel ResourceApplyAdam
     weights_once  decoding reads mixed-precision weights cast once a batch
-    stored_transpose  a SavedModel keeps the pre-softmax W^T as a variable
+    stored_transpose  a SavedModel keeps W^T and the steps' [W^Q W^K W^V]
     step_attention  a decoding step's attention on Eigen's kernels
     one_row       a one-row decoding step's products on Eigen's kernels
     kernel_layout  JAX searches read each linear map's W held for few rows

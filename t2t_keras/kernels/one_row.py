@@ -54,23 +54,31 @@ def _reading():
     _ONE_ROW.pop()
 
 
+def product(x, kernel):
+  """x [..., d_in] times ``kernel`` [d_in, d_out] -> [..., d_out]: one
+  ``BatchMatMulV3`` inside ``step``'s one-row branch, else ``tf.matmul``
+  (oneDNN's); the shape read only where more than the first axis is
+  unknown."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  depth, width = x.shape[-1], kernel.shape[-1]
+  rows = x if len(x.shape) == 2 else tf.reshape(x, (-1, depth))
+  if _ONE_ROW:
+    y = tf.raw_ops.BatchMatMulV3(x=rows[None], y=kernel, Tout=tf.float32)[0]
+  else:
+    y = tf.matmul(rows, kernel)
+  if len(x.shape) == 2:
+    return y
+  middle = tuple(x.shape[1:-1])
+  shape = ((-1,) + middle if None not in middle else
+           tuple(tf.unstack(tf.shape(x))[:-1])) + (width,)
+  return tf.reshape(y, shape)
+
+
 def product_for(layer):
   """Inside ``step``'s one-row branch, ``x -> x W`` for a float32 Dense
-  ``layer`` (x [..., d_in] -> [..., d_out], one ``BatchMatMulV3``); else
-  None."""
+  ``layer`` (``product``); else None."""
   if (not _ONE_ROW or layer.compute_dtype != "float32"
       or getattr(layer, "quantization_mode", None)):
     return None
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   kernel = layer.kernel
-
-  def product(x):
-    if len(x.shape) == 2:   # a step's rows (``layers.rows``): two ops
-      return tf.raw_ops.BatchMatMulV3(x=x[None], y=kernel,
-                                      Tout=tf.float32)[0]
-    rows = tf.reshape(x, (1, -1, x.shape[-1]))
-    y = tf.raw_ops.BatchMatMulV3(x=rows, y=kernel, Tout=tf.float32)
-    return tf.reshape(y, tf.concat([tf.shape(x)[:-1], [kernel.shape[-1]]],
-                                   0))
-
-  return product
+  return lambda x: product(x, kernel)

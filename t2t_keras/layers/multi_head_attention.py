@@ -23,6 +23,7 @@ import keras
 from keras import ops
 
 from t2t_keras.kernels import kernel_layout
+from t2t_keras.kernels import stored_transpose
 from t2t_keras.layers import attention_record
 from t2t_keras.layers.dot_product_attention import ScaledDotProductAttention
 from t2t_keras.layers.dense import Dense
@@ -196,7 +197,7 @@ class MultiHeadAttention(keras.layers.Layer):
   def step_projections(self):
     """The query, key and value ``Dense`` layers, whose products a
     decoding step may make as one (``kernels.kernel_layout``: JAX searches
-    on CPUs), or None: where this layer is not a decoder's self-attention
+    on CPUs; ``kernels.stored_transpose``: SavedModels), or None: where this layer is not a decoder's self-attention
     (``decodes_by_step``), or a variant transforms what they project
     (rotary positions override ``queries`` and ``keys_values``)."""
     base = MultiHeadAttention
@@ -240,9 +241,11 @@ class MultiHeadAttention(keras.layers.Layer):
       step = decoding_step(step, cache["key"].shape[2] or
                            ops.shape(cache["key"])[2])
     offset = 0 if step is None else step.index
-    fused = None if step is None else kernel_layout.fused_product_for(
-        self)
-    if fused is not None:   # a decoder's self-attention step, on JAX CPUs
+    fused = None if step is None else (
+        kernel_layout.fused_product_for(self) or
+        stored_transpose.stacked_product_for(self))
+    if fused is not None:   # a decoder's self-attention step: JAX on CPUs,
+      # or a SavedModel that stores the stacked kernels
       q, new = self._step_projections_fused(query, fused)
     else:
       q = self.queries(query, offset)
