@@ -110,7 +110,8 @@ def test_one_row_steps_give_the_plain_search(model, monkeypatch):
 
 def test_one_row_products_only_in_the_branch(monkeypatch):
   """A step of rows known when traced runs one side, no cond: the one-row
-  branch only at one row, and nothing is left open after it."""
+  branch only at one row of a float32 model, and nothing is left open
+  after it."""
   monkeypatch.setenv("T2T_KERAS_KERNELS", "1")
   seen = []
 
@@ -118,7 +119,25 @@ def test_one_row_products_only_in_the_branch(monkeypatch):
     seen.append(one_row._ONE_ROW[:])  # pylint: disable=protected-access
     return tf.constant(0)
 
-  one_row.step(run, 1)
-  one_row.step(run, 3)
-  assert seen == [[True], []]
+  one_row.step(run, 1, "float32")
+  one_row.step(run, 3, "float32")
+  one_row.step(run, 1, "bfloat16")
+  assert seen == [[True], [], []]
   assert not one_row._ONE_ROW  # pylint: disable=protected-access
+
+
+@pytest.mark.parametrize("shape", [(1, 8), (3, 1, 8), (1, 2, 8)])
+def test_one_row_product_is_x_w(shape, monkeypatch):
+  """``one_row.product`` (the stored [W^Q W^K W^V]'s product) is x W in
+  either branch, for rows and for [batch, ..., d] of an unknown batch."""
+  monkeypatch.setenv("T2T_KERAS_KERNELS", "1")
+  rng = np.random.RandomState(0)
+  x = rng.randn(*shape).astype("float32")
+  w = rng.randn(8, 5).astype("float32")
+  spec = tf.TensorSpec((None,) + shape[1:], tf.float32)
+  products = [tf.function(lambda x: one_row.step(
+      lambda: one_row.product(x, tf.constant(w)), rows, "float32"),
+                          input_signature=[spec]) for rows in (1, 2)]
+  for product in products:
+    np.testing.assert_allclose(product(x).numpy(), x @ w, rtol=1e-5,
+                               atol=1e-5)

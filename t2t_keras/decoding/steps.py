@@ -122,7 +122,8 @@ def step_log_probs(model, ids, step, cache, limits, constraint=None,
   ids: [n]; limits: [n]. One hypothesis a sentence (greedy search and
   sampling): a one-sentence batch's step is one row (``kernels.one_row``)."""
   logits, cache = one_row.step(
-      lambda: step_logits(model, ids, step, cache), ops.shape(ids)[0])
+      lambda: step_logits(model, ids, step, cache), ops.shape(ids)[0],
+      model.compute_dtype)
   vocab = ops.shape(logits)[1]
   mask = (None if constraint is None else
           bias(constraint.allowed(state, step, limits, vocab)))

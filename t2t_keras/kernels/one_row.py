@@ -7,15 +7,16 @@ microseconds a call, a third of a 512 x 512 product's time at one row.
 ``BatchMatMulV3`` with a float32 output is a product oneDNN does not take:
 Eigen's kernel runs the step's chain of products faster at one row and
 slower from four rows on (9.1-9.6 -> 7.4-7.9 ms at one row, 10.0-10.2 ->
-11.1-11.9 ms at four; a 2-core AVX-512 EPYC). Rows are known only when a
+11.1-11.9 ms at four; a 2-core AVX-512 EPYC; a one-sentence greedy
+SavedModel 0.355 -> 0.324 s in one process). Rows are known only when a
 request runs, so a search of one hypothesis a sentence traces its step
 twice and picks when it runs:
 
-    logits, cache = one_row.step(lambda: step(...), rows)
+    logits, cache = one_row.step(lambda: step(...), rows, model.compute_dtype)
     # = tf.cond(rows == 1, step with Dense products in BatchMatMulV3, step)
 
-Inside the one-row branch ``product_for(layer)`` gives a float32 Dense
-layer its product. The same values up to float32 rounding. On where
+Inside the one-row branch ``product_for(layer)`` gives a Dense layer of a
+float32 model its product. The same values up to float32 rounding. On where
 ``kernels.enabled()`` (TensorFlow, no GPU), outside XLA (which compiles the
 products itself).
 """
@@ -27,12 +28,13 @@ from t2t_keras import kernels
 _ONE_ROW = []   # True inside ``step``'s one-row branch
 
 
-def step(run, rows):
+def step(run, rows, dtype):
   """``run()`` (a decoding step: a nest of tensors); where the kernels are
-  on, as ``tf.cond(rows == 1, ...)`` of ``run`` traced twice, the first
-  time with ``product_for`` answering. ``rows``: scalar int."""
-  if not kernels.enabled() or kernels.in_xla() or (
-      isinstance(rows, int) and rows != 1):
+  on and ``dtype`` (the model's compute dtype) is float32, as
+  ``tf.cond(rows == 1, ...)`` of ``run`` traced twice, the first time with
+  ``product_for`` answering. ``rows``: scalar int."""
+  if (not kernels.enabled() or kernels.in_xla() or dtype != "float32" or
+      (isinstance(rows, int) and rows != 1)):
     return run()
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
