@@ -141,3 +141,22 @@ def test_one_row_product_is_x_w(shape, monkeypatch):
   for product in products:
     np.testing.assert_allclose(product(x).numpy(), x @ w, rtol=1e-5,
                                atol=1e-5)
+
+
+@pytest.mark.parametrize("beam", [1, 2])
+def test_a_decoder_of_fixed_weights_reads_copies(model, beam, monkeypatch):
+  """t2t-decoder's Decoder (``fixed_weights``) holds W^T and each decoder
+  self-attention's [W^Q W^K W^V] once and decodes the ids of one that
+  holds none (validation's, whose weights change)."""
+  from t2t_keras.decoding.decoder import Decoder  # pylint: disable=g-import-not-at-top
+  from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top
+  monkeypatch.setenv("T2T_KERAS_KERNELS", "1")
+  hparams = decode_hparams(f"beam_size={beam},extra_length=6")
+  plain = Decoder(model, None, hparams)
+  fixed = Decoder(model, None, hparams, fixed_weights=True)
+  assert not plain._stored  # pylint: disable=protected-access
+  assert len(fixed._stored) == 1 + model.config.num_decoder_layers  # pylint: disable=protected-access
+  for b in (1, 3):
+    want, got = plain.search(sources(b)), fixed.search(sources(b))
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-5)

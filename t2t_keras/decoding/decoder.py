@@ -15,6 +15,7 @@ from t2t_keras.decoding.constraints import PrefixConstraint, word_starts_of
 from t2t_keras.decoding.device_batch import decode_batch_size
 from t2t_keras.decoding.search import search_function
 from t2t_keras.ids import PAD_ID
+from t2t_keras.kernels import stored_transpose
 from t2t_keras.layers.masks import NEG_INF
 
 
@@ -36,19 +37,30 @@ class Decoder(Backend):
       new word after it); False: its last word may go on.
     xla: compile the search with XLA (``tf.function(jit_compile=True)``):
       one compiled program a batch shape, the same outputs.
+    fixed_weights: the model's weights no longer change (t2t-decoder), so
+      the searches read copies made now of W^T and the steps' stacked
+      kernels (``kernels.stored_transpose``, as a SavedModel does), not a
+      transpose a batch; never for validation while training.
   """
   prefix_kind = "ids"
 
   def __init__(self, model, vocab, hparams, postprocess=None,
                target_vocab=None, constraint=None, repaired=None,
-               whole_words=True, xla=False):
+               whole_words=True, xla=False, fixed_weights=False):
     super().__init__()
     self.model, self.vocab, self.hparams = model, vocab, hparams
     self.target_vocab = target_vocab or vocab
     self.postprocess, self.repaired = postprocess, repaired
     self.constraint = constraint
     self.batch_size = decode_batch_size(model, hparams)
-    search = search_function(model, hparams)
+    plain = search_function(model, hparams)
+    self._stored = (stored_transpose.transposes(model) if fixed_weights
+                    else {})
+
+    def search(inputs, search_constraint):   # traced: reads the copies
+      with stored_transpose.reading(self._stored):
+        return plain(inputs, search_constraint)
+
     ids = tf.TensorSpec([None, None], tf.int32)
     compiled = dict(input_signature=[ids], autograph=False, jit_compile=xla)
     self._search = tf.function(lambda inputs: search(inputs, constraint),

@@ -125,7 +125,8 @@ def decode(problem_name, model_dir, data_dir, source, target,
                     postprocess=problem.postprocess, target_vocab=vocabs[1],
                     constraint=problem.decode_constraint(data_dir),
                     repaired=problem.repaired if problem.repairs else None,
-                    whole_words=whole_word_prefixes, xla=xla)
+                    whole_words=whole_word_prefixes, xla=xla,
+                    fixed_weights=True)
   aligner = None
   if alignments is not None:
     if hparams.return_beams:
