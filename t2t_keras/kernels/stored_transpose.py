@@ -77,8 +77,8 @@ def stacked_product_for(layer):
 
 
 def stored_for(layer):
-  """The stored W^T of ``layer`` (a tensor) inside ``reading``, else
-  None."""
+  """Inside ``reading``, what is stored for ``layer`` (a tensor): W^T of a
+  pre-softmax layer, [W^Q W^K W^V] of a self-attention; else None."""
   for stored in reversed(_READING):
     if id(layer) in stored:
       return stored[id(layer)].read_value()
