@@ -10,8 +10,8 @@ two held layouts, made once for a given set of weights, and inside
   "packed"      each kernel as ``rows_product``'s panels, [ceil(d_out / P),
                 d_in, P], multiplied by its FFI handler, which reads each
                 weight once (the base model's chain of a step's 49 products,
-                ``benchmarks/step_floor.py``, 1.6-1.7x faster than XLA's dot
-                at four rows on an AVX-512 EPYC; level at one row). The
+                ``benchmarks/step_floor.py``, 1.2-1.3x faster than XLA's dot
+                at one row and 2.2-2.5x at four on an AVX-512 EPYC). The
                 pre-softmax product reads the embedding packed as well
                 ([d_model, vocab] in panels). Where ``rows_product`` builds
                 and the model computes in float32.

@@ -6,8 +6,9 @@ products of a step's few rows run fastest depends on the CPU and on the
 rows: on a 2-core AMD EPYC without AVX-512 the transposed layout was
 1.1-1.2x faster than Keras's at one row and 1.3-1.7x at four
 (benchmarks/step_floor.py's chain); on one with AVX-512 the two tie at one
-row and the transposed layout is 1.48x slower at four, where the packed one
-is 1.7x faster than Keras's. So the search asks, for its rows a step, once
+row and the transposed layout is 1.45x slower at four, where the packed one
+is 1.26x faster than Keras's at one row and 2.2x at four. So the search
+asks, for its rows a step, once
 a process:
 
     fastest(shapes, rows, packed)   # "packed", "transposed" or "keras"

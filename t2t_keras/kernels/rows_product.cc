@@ -7,6 +7,8 @@
 // is packed once a set of weights, [ceil(N / P), K, P] (panel p holds
 // columns p P .. p P + P - 1 of every row k, zero past N), and each panel is
 // read once, front to back, into P / kLanes vector accumulators a row.
+// No software prefetch: the CPU's stream prefetchers follow the panels; a
+// prefetch 8 panel rows ahead made the chain 1.1-1.2x slower (AVX-512 EPYC).
 //
 // Computes exactly sum_k x[r, k] W[k, n] in float32, k in order (a
 // different rounding order from a library product: values equal to within
@@ -54,7 +56,6 @@ void PanelRows(const float* x, int64_t k_size, const float* panel,
     for (int j = 0; j < kVectors; ++j) acc[r][j] = Vec{};
   for (int64_t k = 0; k < k_size; ++k) {
     const float* w = panel + k * kPanel;
-    __builtin_prefetch(w + 8 * kPanel);
     Vec wv[kVectors];
     for (int j = 0; j < kVectors; ++j) std::memcpy(&wv[j], w + j * kLanes, sizeof(Vec));
     for (int r = 0; r < RR; ++r) {

@@ -4,9 +4,10 @@ A decoding step multiplies one row a hypothesis by every decoder matrix
 and the pre-softmax one; it reads each weight once. XLA's CPU dot packs W
 into panels on every call, which at one to a few rows costs more than the
 products: ``benchmarks/step_floor.py``'s chain of the base model's 49
-products of a step, four rows (beam 4), takes 1.6-1.7x as long with XLA's
-dot (TensorFlow's or JAX's) as with ``rows_product.cc``, which reads W
-packed once a set of weights (AVX-512 EPYC; level at one row):
+products of a step takes 1.2-1.3x as long at one row (greedy) and 2.2-2.5x
+at four (beam 4) with XLA's dot (TensorFlow's or JAX's) as with
+``rows_product.cc``, which reads W packed once a set of weights (AVX-512
+EPYC):
 
     packed = pack(w)                 # [K, N] -> [ceil(N / P), K, P]
     y = product(x, packed, n)        # x [..., K] -> [..., N], float32
