@@ -8,8 +8,7 @@ rows: on a 2-core AMD EPYC without AVX-512 the transposed layout was
 (benchmarks/step_floor.py's chain); on one with AVX-512 the two tie at one
 row and the transposed layout is 1.45x slower at four, where the packed one
 is 1.26x faster than Keras's at one row and 2.2x at four. So the search
-asks, for its rows a step, once
-a process:
+asks, for its rows a step, once a process:
 
     fastest(shapes, rows, packed)   # "packed", "transposed" or "keras"
 
