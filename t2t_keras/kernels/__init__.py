@@ -31,6 +31,7 @@ times it faster.
 the Keras versions ``requirements.txt`` pins.
 """
 
+import contextlib
 import functools
 import os
 
@@ -68,3 +69,14 @@ def in_xla():
   from tensorflow.python.ops import control_flow_util  # pylint: disable=g-import-not-at-top,g-direct-tensorflow-import
   return control_flow_util.GraphOrParentsInXlaContext(
       tf.compat.v1.get_default_graph())
+
+
+@contextlib.contextmanager
+def pushed(stack, entry):
+  """Within it, ``entry`` is the last item of ``stack`` (a module's list of
+  the enclosing scopes' entries, innermost last), removed on leaving."""
+  stack.append(entry)
+  try:
+    yield
+  finally:
+    stack.pop()

@@ -45,6 +45,7 @@ import os
 import keras
 from keras import ops
 
+from t2t_keras import kernels
 from t2t_keras.kernels import layout_probe
 from t2t_keras.kernels import rows_product
 
@@ -172,11 +173,8 @@ class KernelLayout:
     if layout == "packed" and self._softmax is not None:
       key, i = self._softmax
       held[key] = product(arguments[-1], self._shape[i][0])
-    _READING.append(held)
-    try:
+    with kernels.pushed(_READING, held):
       yield
-    finally:
-      _READING.pop()
 
 
 def layout_for(model, variables):

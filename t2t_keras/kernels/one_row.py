@@ -21,8 +21,6 @@ float32 model its product. The same values up to float32 rounding. On where
 products itself).
 """
 
-import contextlib
-
 from t2t_keras import kernels
 
 _ONE_ROW = []   # True inside ``step``'s one-row branch
@@ -39,21 +37,12 @@ def step(run, rows, dtype):
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
   def one_row():
-    with _reading():
+    with kernels.pushed(_ONE_ROW, True):
       return run()
 
   if isinstance(rows, int):   # known when traced
     return one_row()
   return tf.cond(tf.equal(rows, 1), one_row, run)
-
-
-@contextlib.contextmanager
-def _reading():
-  _ONE_ROW.append(True)
-  try:
-    yield
-  finally:
-    _ONE_ROW.pop()
 
 
 def product(x, kernel):

@@ -59,11 +59,8 @@ def transposes(model):
 def reading(stored):
   """Within it, ``stored_for(layer)`` answers from ``stored`` (from
   ``transposes``)."""
-  _READING.append(stored)
-  try:
+  with kernels.pushed(_READING, stored):
     yield
-  finally:
-    _READING.pop()
 
 
 def stacked_product_for(layer):

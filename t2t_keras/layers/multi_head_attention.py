@@ -197,7 +197,8 @@ class MultiHeadAttention(keras.layers.Layer):
   def step_projections(self):
     """The query, key and value ``Dense`` layers, whose products a
     decoding step may make as one (``kernels.kernel_layout``: JAX searches
-    on CPUs; ``kernels.stored_transpose``: SavedModels), or None: where this layer is not a decoder's self-attention
+    on CPUs; ``kernels.stored_transpose``: SavedModels and t2t-decoder), or
+    None: where this layer is not a decoder's self-attention
     (``decodes_by_step``), or a variant transforms what they project
     (rotary positions override ``queries`` and ``keys_values``)."""
     base = MultiHeadAttention
@@ -245,7 +246,7 @@ class MultiHeadAttention(keras.layers.Layer):
         kernel_layout.fused_product_for(self) or
         stored_transpose.stacked_product_for(self))
     if fused is not None:   # a decoder's self-attention step: JAX on CPUs,
-      # or a SavedModel that stores the stacked kernels
+      # or a SavedModel or t2t-decoder holding the stacked kernels
       q, new = self._step_projections_fused(query, fused)
     else:
       q = self.queries(query, offset)
