@@ -198,7 +198,8 @@ def main():
   if unknown:
     parser.error(f"--precisions: unknown {', '.join(unknown)}; expected "
                  f"some of {', '.join(PRECISIONS)}")
-  peaks = matmul_peaks(256 if args.quick else 4096)
+  peak_size = 256 if args.quick else 4096
+  peaks = matmul_peaks(peak_size)
   rounds_note = (f"what the targets compare: median of {args.rounds} "
                  f"rounds; " if args.rounds > 1 else "")
   cpu = "unknown CPU"
@@ -217,7 +218,7 @@ def main():
       f"decoding sources of {s['decode_source_length']} tokens, shared "
       f"vocabulary {s['vocab']:,}; ")
   print(f"{cpu}, {os.cpu_count()} CPUs; {shapes_note}"
-        f"{rounds_note}matmul peak (4096^3, TensorFlow): float32 "
+        f"{rounds_note}matmul peak ({peak_size}^3, TensorFlow): float32 "
         f"{peaks['float32'] / 1e9:,.0f}, bfloat16 "
         f"{peaks['bfloat16'] / 1e9:,.0f} GFLOP/s", flush=True)
   failed = 0

@@ -6,7 +6,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import time
 import types
 
@@ -281,15 +280,17 @@ def start_workers(out, tasks, steps, *extra):
     cluster.setdefault(kind, []).append(f"127.0.0.1:{next(ports)}")
   processes = []
   for kind, index in tasks:
-    worker_env = env()
+    # Through the prefork server (tests/prefork.py): killing a process
+    # kills the trainer it runs.
+    worker_env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     worker_env["TF_CONFIG"] = json.dumps(
         {"cluster": cluster, "task": {"type": kind, "index": index}})
     processes.append(subprocess.Popen(
-        [sys.executable, "-m", "t2t_keras.bin.t2t_trainer",
-         "--problem=copy_sequence", "--hparams_set=transformer_tiny",
-         "--hparams=hidden_size=32,filter_size=64,batch_size=320,"
-         "max_length=16", f"--train_steps={steps}", "--eval_steps=2",
-         f"--output_dir={out}", *extra],
+        python("-m", "t2t_keras.bin.t2t_trainer", "--problem=copy_sequence",
+               "--hparams_set=transformer_tiny",
+               "--hparams=hidden_size=32,filter_size=64,batch_size=320,"
+               "max_length=16", f"--train_steps={steps}", "--eval_steps=2",
+               f"--output_dir={out}", *extra),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
         env=worker_env))
   return processes

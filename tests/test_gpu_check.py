@@ -37,7 +37,7 @@ def test_gpu_check_bounds_its_time_and_keeps_the_figures_it_had(tmp_path):
   (exit 124, timeout's), with the figures known by then in figures.txt."""
   work = tmp_path / "work"
   env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep +
-             os.environ.get("PATH", ""), ON_CPU="1", LIMIT="12",
+             os.environ.get("PATH", ""), ON_CPU="1", LIMIT="6",
              SET="transformer_tiny", STEPS="100000", BATCH="512")
   done = subprocess.run(["bash", "benchmarks/gpu_check.sh", str(work)],
                         cwd=REPO, env=env, capture_output=True, text=True,

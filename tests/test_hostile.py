@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from commands import REPO, t2t_command as command
+from commands import REPO, python, t2t_command as command
 from test_faults import _one_line_error
 
 
@@ -306,7 +306,7 @@ def test_a_vocabulary_other_than_the_runs_is_refused(trained_run, tmp_path):
   assert not (tmp_path / "p").exists()
 
 
-@pytest.mark.parametrize("override,message", [
+BAD_HPARAMS = (
     ("num_heads=0", "--hparams: num_heads=0 is out of range: expected "
      "num_heads >= 1"),
     ("hidden_size=-8", "--hparams: hidden_size=-8 is out of range: expected "
@@ -316,18 +316,20 @@ def test_a_vocabulary_other_than_the_runs_is_refused(trained_run, tmp_path):
     ("layer_prepostprocess_dropout=1.5", "--hparams: "
      "layer_prepostprocess_dropout=1.5 is out of range: expected "
      "layer_prepostprocess_dropout in [0, 1)"),
-])
-def test_hparams_that_cannot_build_a_model_write_nothing(tmp_path, override,
-                                                         message):
+)
+
+
+def test_hparams_that_cannot_build_a_model_write_nothing(tmp_path):
   """One line before hparams.json is written, so that the corrected
   command then trains in the same --output_dir."""
   out = tmp_path / "run"
   args = ["--problem=copy_sequence", "--hparams_set=transformer_tiny",
           f"--output_dir={out}", "--train_steps=1"]
-  bad = command("t2t_trainer", *args, f"--hparams={override}")
-  assert bad.returncode == 2, bad.stderr[-2000:]
-  assert bad.stderr.strip().splitlines() == [f"error: {message}"]
-  assert not out.exists()
+  for override, message in BAD_HPARAMS:
+    bad = command("t2t_trainer", *args, f"--hparams={override}")
+    assert bad.returncode == 2, (override, bad.stderr[-2000:])
+    assert bad.stderr.strip().splitlines() == [f"error: {message}"]
+    assert not out.exists(), override
   good = command("t2t_trainer", *args,
                  "--hparams=hidden_size=32,filter_size=64,num_hidden_layers=1")
   assert good.returncode == 0, good.stderr[-2000:]
@@ -351,9 +353,9 @@ def test_saved_model_dirs_that_are_not_one(trained_run, tmp_path):
       (root / "17", f"--saved_model_dir={root / '17'} has no variables/ "
        "folder: an incomplete SavedModel; export it again")):
     done = subprocess.run(
-        [sys.executable, "-m", "t2t_keras.bin.t2t_decoder",
-         f"--saved_model_dir={path}"], input="a line\n", cwd=REPO,
-        capture_output=True, text=True, timeout=300, check=False)
+        python("-m", "t2t_keras.bin.t2t_decoder", f"--saved_model_dir={path}"),
+        input="a line\n", cwd=REPO, capture_output=True, text=True,
+        timeout=300, check=False)
     assert done.returncode == 2, done.stderr[-2000:]
     assert done.stderr.strip().splitlines() == [f"error: {line}"]
 

@@ -4,8 +4,10 @@ command each time, resumes from its last checkpoint, stops at the requested
 step, and ends with the weights of a run that was never interrupted.
 Dropout is on (0.1), so this needs the dropout random state and the data
 stream to continue where they were; the stream continues from the position
-saved with the checkpoint, on one replica and on two."""
+saved with the checkpoint, here on two replicas (one replica's exact resume:
+tests/test_seams.py's EMA run and the re-reading test below)."""
 
+import json
 import os
 import re
 import signal
@@ -14,7 +16,6 @@ import sys
 import time
 
 import numpy as np
-import pytest
 import tensorflow as tf
 
 from commands import python
@@ -40,16 +41,33 @@ def weights(out):
           if k.startswith(("model/", "rng/"))}
 
 
-@pytest.mark.parametrize("replicas", [1, 2])
-def test_killed_twice_resumes_to_the_unbroken_run(trained_run, tmp_path,
-                                                  replicas):
+def _kill(process, out):
+  """SIGKILLs ``process``, a prefork client (tests/prefork.py) running a
+  trainer on ``out``; returns once the trainer it ran is gone too (the
+  server kills it when its client goes): the pid in the run's lock."""
+  process.send_signal(signal.SIGKILL)
+  process.wait()
+  assert process.returncode == -signal.SIGKILL
+  pid = json.loads((out / "trainer.lock").read_text(encoding="utf-8"))["pid"]
+  deadline = time.time() + 60
+  while time.time() < deadline:
+    try:
+      os.kill(pid, 0)
+    except ProcessLookupError:
+      return
+    time.sleep(0.01)
+  raise AssertionError(f"the trainer (pid {pid}) outlived its client")
+
+
+def test_killed_twice_resumes_to_the_unbroken_run(trained_run, tmp_path):
   data, _ = trained_run
+  replicas = 2
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
   out = tmp_path / "resumed"
   killed_at = []
   for _ in range(2):
-    process = subprocess.Popen(command(data, out, replicas), cwd=REPO, env=env,
-                               stdout=subprocess.DEVNULL,
+    process = subprocess.Popen(python(*command(data, out, replicas)[1:]),
+                               cwd=REPO, env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     floor = (killed_at[-1] if killed_at else 0) + EVERY
     deadline = time.time() + 300
@@ -61,9 +79,7 @@ def test_killed_twice_resumes_to_the_unbroken_run(trained_run, tmp_path,
         break
       time.sleep(0.02)
     assert process.poll() is None, "finished before it could be killed"
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    assert process.returncode == -signal.SIGKILL
+    _kill(process, out)
     # Whatever the kill interrupted, the latest checkpoint loads.
     latest = tf.train.latest_checkpoint(str(out))
     assert tf.train.load_checkpoint(latest).get_variable_to_shape_map()
