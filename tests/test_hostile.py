@@ -430,8 +430,6 @@ def test_a_full_disk_under_the_trainer_names_its_cause(trained_run, tmp_path):
   _one_line_error(done, f"could not save checkpoint 10 in {run} (File too "
                   "large); no checkpoint was kept")
   assert not [n for n in os.listdir(run) if "temp" in n], os.listdir(run)
-  done = subprocess.run([sys.executable, "-m", "t2t_keras.bin.t2t_trainer",
-                         *args], cwd=REPO, capture_output=True, text=True,
-                        timeout=600, check=False)
+  done = command("t2t_trainer", *args)
   assert done.returncode == 0, done.stderr[-2000:]
   assert (run / "ckpt-20.index").exists()
