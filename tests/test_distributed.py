@@ -28,11 +28,6 @@ SGD = ("hidden_size=32,filter_size=64,layer_prepostprocess_dropout=0.0,"
        "optimizer=sgd,learning_rate=2000.0")
 
 
-def env():
-  return dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
-              PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-
-
 def test_two_replicas_equal_one_replica_on_the_same_global_batch():
   # Through the prefork server: TensorFlow is imported there but has run
   # no op, so the check can still split the CPU into logical devices.
