@@ -19,6 +19,8 @@ import numpy as np
 import tensorflow as tf
 
 from commands import python
+from t2t_keras.outputs import alive
+from t2t_keras.training.run_lock import LOCK_FILE
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS, EVERY = 60, 10
@@ -48,15 +50,11 @@ def _kill(process, out):
   process.send_signal(signal.SIGKILL)
   process.wait()
   assert process.returncode == -signal.SIGKILL
-  pid = json.loads((out / "trainer.lock").read_text(encoding="utf-8"))["pid"]
+  pid = json.loads((out / LOCK_FILE).read_text(encoding="utf-8"))["pid"]
   deadline = time.time() + 60
-  while time.time() < deadline:
-    try:
-      os.kill(pid, 0)
-    except ProcessLookupError:
-      return
+  while alive(pid):
+    assert time.time() < deadline, f"the trainer (pid {pid}) outlived it"
     time.sleep(0.01)
-  raise AssertionError(f"the trainer (pid {pid}) outlived its client")
 
 
 def test_killed_twice_resumes_to_the_unbroken_run(trained_run, tmp_path):
