@@ -122,21 +122,20 @@ def _fallback_hint(error, path):
   return UserError(f"{error}; {hint}")
 
 
-def restore_newest(objects, path, directory=None, log=None):
-  """Restores ``path`` into ``tf.train.Checkpoint(**objects)`` (a fresh one
-  each try: a failed restore leaves deferred reads of its file behind);
-  returns (status, the path restored). When ``path`` was chosen as
-  ``directory``'s latest and a trainer deleted it before or while it was
-  read (``checkpoint_io.deleted_by_trainer``), the newest checkpoint of
-  ``directory``
-  that reads is restored instead, and ``log`` says so. A checkpoint that
+def restore_newest(restore, path, directory=None, log=None):
+  """``restore(path)`` (which raises ``checkpoint_io.UnreadableCheckpoint``
+  for a checkpoint that does not read); returns (its result, the path
+  restored). When ``path`` was chosen as ``directory``'s latest and a
+  trainer deleted it before or while it was read
+  (``checkpoint_io.deleted_by_trainer``), the newest checkpoint of
+  ``directory`` that reads is restored instead, and ``log`` says so. A
+  checkpoint that
   is still listed and does not read is a one-line ``UserError`` naming the
   newest one that does (to pass as --checkpoint_path)."""
   from t2t_keras import checkpoint_io  # pylint: disable=g-import-not-at-top
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   for _ in range(20):   # a trainer saving faster than this reads
     try:
-      return checkpoint_io.restore(tf.train.Checkpoint(**objects), path), path
+      return restore(path), path
     except checkpoint_io.UnreadableCheckpoint as e:
       if directory is None or not checkpoint_io.deleted_by_trainer(
           path, directory):
@@ -194,15 +193,36 @@ def load_model_from_dir(model_dir, checkpoint_path=None,
   source_dir = model_dir if os.path.isfile(
       os.path.join(model_dir, MODEL_SPEC)) else os.path.dirname(path)
   net, hparams, spec = build_model_from_dir(source_dir, activation_dtype)
-  status, path = restore_newest({"model": net}, path, chosen_in, log)
-  try:
-    status.assert_existing_objects_matched()
-  except AssertionError as e:
+  missing, path = restore_newest(_restorer(net), path, chosen_in, log)
+  if missing:
     raise UserError(
         f"checkpoint {path} does not hold every weight of the model in "
         f"{source_dir} (another model, or written before t2t_keras 0.1's "
-        f"checkpoint fix): {str(e)[:300]}") from None
+        f"checkpoint fix): {missing[:300]}")
   return net, hparams, spec, path
+
+
+def _restorer(net):
+  """path -> what of ``net`` the checkpoint ``path`` did not hold (empty:
+  all of it), its ``model`` read into ``net``: by ``tf.train.Checkpoint``
+  (a fresh one each call: a failed restore leaves deferred reads of its
+  file behind), or under another Keras backend by the attribute paths of
+  the checkpoint's object graph (``checkpoint_paths``)."""
+  import keras  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from t2t_keras import checkpoint_io  # pylint: disable=g-import-not-at-top
+  from t2t_keras import checkpoint_paths  # pylint: disable=g-import-not-at-top
+  if keras.backend.backend() != "tensorflow":
+    return lambda path: ", ".join(checkpoint_paths.restore(net, path))
+
+  def restore(path):
+    status = checkpoint_io.restore(tf.train.Checkpoint(model=net), path)
+    try:
+      status.assert_existing_objects_matched()
+    except AssertionError as e:
+      return str(e)
+    return ""
+  return restore
 
 
 def load_models(model_dir, checkpoint_path=None, activation_dtype=None):
