@@ -162,9 +162,10 @@ def test_keras_backend_jax_with_a_tensorflow_command_is_one_line(tmp_path):
                      f"--output_dir={tmp_path / 'run'}", env=env)
   assert done.returncode == 2
   assert done.stderr.strip().splitlines() == [
-      "error: KERAS_BACKEND=jax: the t2t-* commands run on TensorFlow; "
-      "unset KERAS_BACKEND (or set it to tensorflow). The library's layers "
-      "and models run on JAX from Python (docs/library.md)"], done.stderr
+      "error: KERAS_BACKEND=jax: the t2t-* commands run on TensorFlow "
+      "(t2t-decoder on jax too); unset KERAS_BACKEND (or set it to "
+      "tensorflow). The library's layers and models run on JAX from "
+      "Python (docs/library.md)"], done.stderr
   assert not (tmp_path / "run").exists()
 
 

@@ -63,13 +63,13 @@ flags.DEFINE_bool("tf_logs", False,
 NAMES = {"problem": "problem", "model": "model", "hparams_set": "hparams"}
 
 
-def setup(argv, tensorflow=True, modes=None):
+def setup(argv, tensorflow=True, modes=None, backends=("tensorflow",)):
   """Checks the command line: a flag that the command's ``modes``
   (``modes.Modes``) would ignore, and the registry names of the NAMES flags
   the command defines (and its --hparams overrides, where it defines them),
   before TensorFlow is imported, so that a mistake is answered at once;
-  imports TensorFlow quietly for a command that uses it, then
-  --t2t_usr_dir. Returns True when --registry_help was asked for (and
+  the KERAS_BACKEND against the command's ``backends``; imports TensorFlow
+  quietly for a command that uses it, then --t2t_usr_dir. Returns True when --registry_help was asked for (and
   printed), so the command should end."""
   from absl import logging  # pylint: disable=g-import-not-at-top
   logging.set_verbosity(logging.WARNING)
@@ -94,7 +94,7 @@ def setup(argv, tensorflow=True, modes=None):
             hparams.batch_size, flags.FLAGS.data_dir, given["problem"])
   check_ranges(flags.FLAGS)
   if tensorflow:
-    check_backend(os.environ)
+    check_backend(os.environ, backends)
     gpu_environment(flags.FLAGS.gpu_memory_growth, os.environ)
     # Imported for its side effect: TensorFlow, imported quietly.
     from t2t_keras.bin import quiet_tensorflow  # noqa: F401  # pylint: disable=g-import-not-at-top,unused-import
@@ -129,17 +129,19 @@ def gpu_environment(memory_growth, environ):
     environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"
 
 
-def check_backend(environ):
+def check_backend(environ, backends=("tensorflow",)):
   """The t2t-* commands run TensorFlow graphs (tf.data, SavedModels,
-  checkpoints): a KERAS_BACKEND other than tensorflow is refused in one
-  line, before Keras reads it."""
+  checkpoints): a KERAS_BACKEND other than the command's ``backends`` is
+  refused in one line, before Keras reads it (t2t-decoder also decodes a
+  checkpoint on JAX)."""
   backend = environ.get("KERAS_BACKEND", "tensorflow")
-  if backend != "tensorflow":
+  if backend not in backends:
     from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
     raise UserError(
-        f"KERAS_BACKEND={backend}: the t2t-* commands run on TensorFlow; "
-        "unset KERAS_BACKEND (or set it to tensorflow). The library's layers "
-        "and models run on JAX from Python (docs/library.md)")
+        f"KERAS_BACKEND={backend}: the t2t-* commands run on TensorFlow "
+        "(t2t-decoder on jax too); unset KERAS_BACKEND (or set it to "
+        "tensorflow). The library's layers and models run on JAX from "
+        "Python (docs/library.md)")
 
 
 def require(flag_values, *names):
@@ -156,13 +158,14 @@ def flag_values(flag_values_obj):
           if not module.startswith("absl") for f in defined}
 
 
-def run(main, tensorflow=True, modes=None):
+def run(main, tensorflow=True, modes=None, backends=("tensorflow",)):
   """Every command's entry: absl's app.run of ``main()`` after ``setup``
   (``--registry_help`` ends there), with user mistakes (a UserError, a
   UsageError, an OSError on a named file) printed as one line and exit
   code 2, and SIGINT, SIGTERM or SIGHUP as one line and exit code 128 +
   its number. ``tensorflow``: the command uses TensorFlow (imported after the
-  command line is checked); ``modes``: what each of its modes reads."""
+  command line is checked); ``modes``: what each of its modes reads;
+  ``backends``: the KERAS_BACKEND values it runs under."""
   from t2t_keras.errors import (Interrupted, UserError, catch_lost_signals,  # pylint: disable=g-import-not-at-top
                                 note_signal, signal_received)
 
@@ -180,7 +183,7 @@ def run(main, tensorflow=True, modes=None):
     if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
       signal.signal(signal.SIGHUP, stop)
     try:
-      if setup(argv, tensorflow, modes):
+      if setup(argv, tensorflow, modes, backends):
         return 0
       return main()
     except KeyboardInterrupt:

@@ -157,7 +157,7 @@ def main():
 
 
 def run():
-  common.run(main, modes=MODES)
+  common.run(main, modes=MODES, backends=("tensorflow", "jax"))
 
 
 if __name__ == "__main__":

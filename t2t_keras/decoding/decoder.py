@@ -1,25 +1,21 @@
 """Decoding through a checkpoint: the model in memory, searched by the
 registered search the decode hparams pick (``decoding.search``), under the
 problem's constraint or a caller's target prefixes. One traced tf.function
-serves every batch shape. The batching, ordering and statistics are the
-``backend.Backend`` protocol's, shared with the SavedModel and CTranslate2
-backends.
+serves every batch shape. The lines, batches and strings are
+``ids_backend.IdsBackend``'s, shared with ``jax_decoder.JaxDecoder``.
 """
 
 import tensorflow as tf
 
-from t2t_keras.decoding.backend import Backend
-from t2t_keras.decoding.batching import (encode_with_eos,
-                                         length_sorted_chunks, padded)
+from t2t_keras.decoding.batching import padded
 from t2t_keras.decoding.constraints import PrefixConstraint, word_starts_of
 from t2t_keras.decoding.device_batch import decode_batch_size
+from t2t_keras.decoding.ids_backend import IdsBackend
 from t2t_keras.decoding.search import search_function
-from t2t_keras.ids import PAD_ID
 from t2t_keras.kernels import stored_transpose
-from t2t_keras.layers.masks import NEG_INF
 
 
-class Decoder(Backend):
+class Decoder(IdsBackend):
   """Decodes strings with ``model`` under ``hparams``.
 
   Args:
@@ -42,7 +38,6 @@ class Decoder(Backend):
       kernels (``kernels.stored_transpose``, as a SavedModel does), not a
       transpose a batch; never for validation while training.
   """
-  prefix_kind = "ids"
 
   def __init__(self, model, vocab, hparams, postprocess=None,
                target_vocab=None, constraint=None, repaired=None,
@@ -71,24 +66,6 @@ class Decoder(Backend):
             else None)),
         **dict(compiled, input_signature=[ids, ids]))
 
-  def prepare(self, line):
-    """(source ids of ``line`` with EOS, cut to ``max_input_length``;
-    whether it was cut)."""
-    return encode_with_eos(self.vocab, line, self.hparams.max_input_length)
-
-  def encode(self, line):
-    """``prepare``'s ids, the cut counted in ``stats.truncated``."""
-    ids, cut = self.prepare(line)
-    self.stats.truncated += cut
-    return ids
-
-  def prepare_prefix(self, prefix):
-    return self.target_vocab.encode(prefix)[:self.hparams.max_input_length]
-
-  def batches(self, items):
-    return length_sorted_chunks([len(i) for i in items],
-                                self.batch_size)
-
   def search(self, batch, prefixes=None):
     """int32 [batch, length] source ids (and int32 [batch, prefix_length]
     0-padded target prefixes) -> numpy (ids [batch, beams, length], scores
@@ -99,17 +76,6 @@ class Decoder(Backend):
       ids, scores = self._search_prefixed(batch, prefixes)
     return ids.numpy(), scores.numpy()
 
-  def decode_batch(self, items, prefixes):
-    ids, scores = self.search(
-        padded(items), None if prefixes is None else padded(prefixes))
-    outputs = []
-    for row in range(len(items)):
-      tokens = int((ids[row, 0] != PAD_ID).sum())
-      if self.hparams.return_beams:   # real hypotheses only, never filler
-        outputs.append(([(self.target_vocab.decode(ids[row, k]),
-                          float(scores[row, k]))
-                         for k in range(ids.shape[1])
-                         if scores[row, k] > NEG_INF / 2], tokens))
-      else:
-        outputs.append((self.target_vocab.decode(ids[row, 0]), tokens))
-    return outputs
+  def search_rows(self, items, prefixes):
+    return self.search(padded(items),
+                       None if prefixes is None else padded(prefixes))

@@ -2,9 +2,10 @@
 the default; Marian's ``--mini-batch-fit``).
 
 On a CPU a batch is ``BATCH_SIZE`` (32) sentences, where beam search's
-throughput levels off on 2 cores. With a GPU visible to TensorFlow, the
-batch is as many sentences as fill ``MEMORY_SHARE`` of its memory at the
-longest input allowed (``max_input_length``): per sentence, the model's decoding cache for each
+throughput levels off on 2 cores. With a GPU visible to Keras's backend
+(TensorFlow or JAX), the batch is as many sentences as fill
+``MEMORY_SHARE`` of its memory at the longest input allowed
+(``max_input_length``): per sentence, the model's decoding cache for each
 hypothesis (measured, as ``init_cache`` makes it for one sentence) plus
 three float32 rows of the vocabulary (logits, log-probabilities, the
 top-k's input) per hypothesis; at least ``BATCH_SIZE``, at most
@@ -20,7 +21,15 @@ MAX_SENTENCES = 1024
 
 
 def accelerator_memory():
-  """Bytes TensorFlow may use on its first GPU, or None without one."""
+  """Bytes Keras's backend (TensorFlow or JAX) may use on its first GPU,
+  or None without one."""
+  import keras  # pylint: disable=g-import-not-at-top
+  if keras.backend.backend() == "jax":
+    import jax  # pylint: disable=g-import-not-at-top
+    device = jax.devices()[0]
+    if device.platform == "cpu":
+      return None
+    return (device.memory_stats() or {}).get("bytes_limit")
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   if not tf.config.list_physical_devices("GPU"):
     return None
@@ -38,9 +47,10 @@ def sentence_bytes(model, hparams, source_length):
   ids = np.ones((1, source_length), np.int32)
   cache = model.init_cache(model.encode(ids),
                            source_length + int(hparams.extra_length))
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  per_row = sum(int(np.prod(t.shape)) * t.dtype.size
-                for t in tf.nest.flatten(cache) if t.shape.rank and
+  import keras  # pylint: disable=g-import-not-at-top
+  per_row = sum(int(np.prod(t.shape)) * (  # a numpy (JAX) or a TF dtype
+      getattr(t.dtype, "itemsize", None) or t.dtype.size)
+                for t in keras.tree.flatten(cache) if len(t.shape) and
                 t.shape[0] == 1)
   vocab_rows = 3 * 4 * int(model.target_vocab_size)
   return hypotheses * (per_row + vocab_rows)

@@ -1,6 +1,9 @@
 """What t2t-decoder runs."""
 
+import os
 import sys
+
+import keras
 
 from t2t_keras import registry
 from t2t_keras.decode_defaults import DEFAULT_WINDOW
@@ -15,6 +18,7 @@ from t2t_keras.decoding.saved_model import SavedModelDecoder
 from t2t_keras.decoding.scoring import Scorer, score_stream
 from t2t_keras.decoding.stream import decode_stream
 from t2t_keras.errors import UserError
+from t2t_keras.kernels.rows_product import cache_folder
 from t2t_keras.lines import one_line
 from t2t_keras.models.builder import check_trained_with, load_models
 from t2t_keras.outputs import output_file
@@ -60,6 +64,9 @@ def score(problem_name, model_dir, data_dir, pairs, target,
   ``target`` (forced decoding, ``decoding.scoring``), computing in
   ``activation_dtype`` (default: as the run trained). Returns the number
   of lines written."""
+  if keras.backend.backend() != "tensorflow":
+    raise UserError("scoring (--score_file) runs on TensorFlow: unset "
+                    "KERAS_BACKEND")
   problem, vocabs, model, path = _load(problem_name, model_dir, data_dir,
                                        checkpoint_path, hparams_set,
                                        model_name, activation_dtype)
@@ -89,6 +96,8 @@ def decode(problem_name, model_dir, data_dir, source, target,
   of one target prefix per input line, forced at each output's start and
   followed by a new word (``whole_word_prefixes=False``: its last word may
   go on); ``xla``: the search compiled with XLA (checkpoints only);
+  under ``KERAS_BACKEND=jax`` a checkpoint decodes through
+  ``jax_decoder.JaxDecoder`` (its programs kept in ``cache_folder()``);
   ``alignments``, a binary stream for each output's word alignment
   (Pharaoh format, ``decoding.alignments``). Returns the number of lines
   written."""
@@ -117,16 +126,27 @@ def decode(problem_name, model_dir, data_dir, source, target,
     log(f"decoding with the CTranslate2 model {ct2_model_dir} "
         f"({ct2_compute_type}): {describe(decoder.hparams)}")
     return decode_stream(decoder, source, target, window, log=log)
+  jax = keras.backend.backend() == "jax"
+  if jax and (xla or alignments is not None):
+    raise UserError("under KERAS_BACKEND=jax every search is compiled by "
+                    "JAX and no alignments are written: drop " +
+                    ("--xla" if xla else "--alignment_file"))
+  if jax:   # before the model is built: its programs are kept too
+    from t2t_keras.decoding import jax_decoder  # pylint: disable=g-import-not-at-top
+    jax_decoder.compilation_cache(os.path.join(cache_folder(), "jax"))
   problem, vocabs, model, path = _load(problem_name, model_dir, data_dir,
                                        checkpoint_path, hparams_set,
                                        model_name, activation_dtype)
   hparams = decode_hparams(decode_overrides, problem.decode_defaults)
-  decoder = Decoder(model, vocabs[0], hparams,
-                    postprocess=problem.postprocess, target_vocab=vocabs[1],
-                    constraint=problem.decode_constraint(data_dir),
-                    repaired=problem.repaired if problem.repairs else None,
-                    whole_words=whole_word_prefixes, xla=xla,
-                    fixed_weights=True)
+  options = dict(postprocess=problem.postprocess, target_vocab=vocabs[1],
+                 constraint=problem.decode_constraint(data_dir),
+                 repaired=problem.repaired if problem.repairs else None,
+                 whole_words=whole_word_prefixes)
+  if jax:
+    decoder = jax_decoder.JaxDecoder(model, vocabs[0], hparams, **options)
+  else:
+    decoder = Decoder(model, vocabs[0], hparams, xla=xla,
+                      fixed_weights=True, **options)
   aligner = None
   if alignments is not None:
     if hparams.return_beams:
@@ -137,7 +157,8 @@ def decode(problem_name, model_dir, data_dir, source, target,
   log(f"decoding with {path} in {describe_precision(model)}: "
       f"{describe(hparams)}" + ("" if decoder.constraint is None else
                                 f", constrained ({problem.name})")
-      + (", compiled with XLA" if xla else ""))
+      + (", compiled with XLA" if xla else "")
+      + (", on JAX (jax.jit)" if jax else ""))
   return decode_stream(decoder, source, target, window, log=log,
                        prefixes=prefixes, aligner=aligner,
                        alignments=alignments)

@@ -39,7 +39,9 @@ ROWS_MAX = 64   # more rows than this: XLA's dot (``product``)
 _REASON = []
 
 
-def _cache_folder():
+def cache_folder():
+  """Where t2t_keras keeps what it builds once a machine and reuses:
+  $T2T_KERAS_CACHE, default ~/.cache/t2t_keras."""
   return os.environ.get("T2T_KERAS_CACHE") or os.path.join(
       os.path.expanduser("~"), ".cache", "t2t_keras")
 
@@ -60,7 +62,7 @@ def _build(compiler, include):
     source = f.read()
   key = hashlib.sha256(source + " ".join(FLAGS + (compiler, include))
                        .encode() + _cpu_key().encode()).hexdigest()[:16]
-  folder = _cache_folder()
+  folder = cache_folder()
   path = os.path.join(folder, f"rows_product_{key}.so")
   if os.path.exists(path):
     return path

@@ -1,0 +1,97 @@
+"""Decoding a checkpoint under Keras's JAX backend (``KERAS_BACKEND=jax
+t2t-decoder``): the registered search the decode hparams pick, compiled
+with ``jax.jit`` (``jax_search.JaxSearch``: the same search code and ids as
+the TensorFlow decoder's), with its lines, batches and strings as
+``ids_backend.IdsBackend`` makes them.
+
+``jax.jit`` compiles one program a batch shape, so a batch is padded to a
+few shapes: its rows to a power of two (at most ``batch_size``; a padding
+row repeats the first and is dropped), its width (and its prefixes') up to
+the next of 8, 12, 16, 24, 32, 48, 64, ... (at most ``max_input_length``).
+Each sentence's output limit comes from its own length, so padding changes
+no output.
+"""
+
+import os
+
+import numpy as np
+
+from t2t_keras.decoding.constraints import word_starts_of
+from t2t_keras.decoding.device_batch import decode_batch_size
+from t2t_keras.decoding.ids_backend import IdsBackend
+from t2t_keras.decoding.jax_search import JaxSearch
+from t2t_keras.ids import PAD_ID
+
+
+def compilation_cache(folder):
+  """JAX's persistent compilation cache in ``folder`` (unless
+  JAX_COMPILATION_CACHE_DIR names one), every program kept (unless
+  JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS says otherwise: a start's
+  many small programs cost more than its searches), so that a later
+  process loads what a decoder compiled instead of compiling it again."""
+  import jax  # pylint: disable=g-import-not-at-top
+  if not os.environ.get("JAX_COMPILATION_CACHE_DIR"):
+    jax.config.update("jax_compilation_cache_dir", folder)
+  if not os.environ.get("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"):
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+
+
+def padded_width(longest, limit):
+  """The width a batch whose longest row has ``longest`` ids is padded to:
+  the next of 8, 12, 16, 24, 32, 48, 64, ... (two a doubling), at
+  most ``limit`` (never below ``longest``)."""
+  width = 8
+  while width < longest:
+    width = width * 3 // 2 if width & (width - 1) == 0 else width * 4 // 3
+  return max(longest, min(width, limit))
+
+
+def padded_rows(count, most):
+  """Rows a batch of ``count`` sentences is padded to: the next power of
+  two, at most ``most`` (never below ``count``)."""
+  rows = 1
+  while rows < count:
+    rows *= 2
+  return max(count, min(rows, most))
+
+
+def pad_batch(rows, count, width):
+  """Lists of ids -> int32 [count, width], 0-padded; rows past
+  ``len(rows)`` repeat the first."""
+  batch = np.full((count, width), PAD_ID, np.int32)
+  for index in range(count):
+    row = rows[index] if index < len(rows) else rows[0]
+    batch[index, :len(row)] = row
+  return batch
+
+
+class JaxDecoder(IdsBackend):
+  """Decodes strings with ``model`` (built under ``KERAS_BACKEND=jax``,
+  its weights read) under ``hparams``; the arguments are
+  ``decoder.Decoder``'s, without ``xla`` (every search is compiled) and
+  ``fixed_weights`` (``JaxSearch`` reads the kernels in its own layout).
+  """
+
+  def __init__(self, model, vocab, hparams, postprocess=None,
+               target_vocab=None, constraint=None, repaired=None,
+               whole_words=True):
+    super().__init__()
+    self.model, self.vocab, self.hparams = model, vocab, hparams
+    self.target_vocab = target_vocab or vocab
+    self.postprocess, self.repaired = postprocess, repaired
+    self.constraint = constraint
+    self.batch_size = decode_batch_size(model, hparams)
+    self._search = JaxSearch(
+        model, hparams, constraint,
+        word_starts_of(self.target_vocab) if whole_words else None)
+
+  def search_rows(self, items, prefixes):
+    count = padded_rows(len(items), self.batch_size)
+    limit = int(self.hparams.max_input_length)
+    inputs = pad_batch(items, count, padded_width(
+        max(len(i) for i in items), limit))
+    if prefixes is not None:
+      prefixes = pad_batch(prefixes, count, padded_width(
+          max(max(len(p) for p in prefixes), 1), limit))
+    ids, scores = self._search(inputs, prefixes)
+    return np.asarray(ids)[:len(items)], np.asarray(scores)[:len(items)]
