@@ -9,7 +9,6 @@ import tensorflow as tf
 
 from t2t_keras.decoding.batching import padded
 from t2t_keras.decoding.constraints import PrefixConstraint, word_starts_of
-from t2t_keras.decoding.device_batch import decode_batch_size
 from t2t_keras.decoding.ids_backend import IdsBackend
 from t2t_keras.decoding.search import search_function
 from t2t_keras.kernels import stored_transpose
@@ -42,12 +41,8 @@ class Decoder(IdsBackend):
   def __init__(self, model, vocab, hparams, postprocess=None,
                target_vocab=None, constraint=None, repaired=None,
                whole_words=True, xla=False, fixed_weights=False):
-    super().__init__()
-    self.model, self.vocab, self.hparams = model, vocab, hparams
-    self.target_vocab = target_vocab or vocab
-    self.postprocess, self.repaired = postprocess, repaired
-    self.constraint = constraint
-    self.batch_size = decode_batch_size(model, hparams)
+    super().__init__(model, vocab, hparams, postprocess, target_vocab,
+                     constraint, repaired)
     plain = search_function(model, hparams)
     self._stored = (stored_transpose.transposes(model) if fixed_weights
                     else {})

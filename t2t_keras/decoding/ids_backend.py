@@ -6,6 +6,7 @@ A subclass implements ``search_rows``."""
 
 from t2t_keras.decoding.backend import Backend
 from t2t_keras.decoding.batching import encode_with_eos, length_sorted_chunks
+from t2t_keras.decoding.device_batch import decode_batch_size
 from t2t_keras.ids import PAD_ID
 from t2t_keras.layers.masks import NEG_INF
 
@@ -13,13 +14,25 @@ from t2t_keras.layers.masks import NEG_INF
 class IdsBackend(Backend):
   """The ``backend.Backend`` protocol over id searches.
 
-  A subclass sets ``vocab``, ``target_vocab``, ``hparams`` and
-  ``batch_size`` (sentences a search) and implements
-  ``search_rows(items, prefixes)``: lists of source ids (and of target
-  prefix ids, or None) -> numpy (ids [len(items), beams, length], scores
-  [len(items), beams]).
+  Args (``decoder.Decoder``'s first seven): the model, the source
+  vocabulary, decode hparams, the problem's ``postprocess``, the target
+  vocabulary (default: ``vocab``), the constraint every search applies
+  and the problem's ``repaired``. The batch is ``device_batch``'s.
+
+  A subclass implements ``search_rows(items, prefixes)``: lists of source
+  ids (and of target prefix ids, or None) -> numpy (ids [len(items), beams,
+  length], scores [len(items), beams]).
   """
   prefix_kind = "ids"
+
+  def __init__(self, model, vocab, hparams, postprocess=None,
+               target_vocab=None, constraint=None, repaired=None):
+    super().__init__()
+    self.model, self.vocab, self.hparams = model, vocab, hparams
+    self.target_vocab = target_vocab or vocab
+    self.postprocess, self.repaired = postprocess, repaired
+    self.constraint = constraint
+    self.batch_size = decode_batch_size(model, hparams)
 
   def prepare(self, line):
     """(source ids of ``line`` with EOS, cut to ``max_input_length``;

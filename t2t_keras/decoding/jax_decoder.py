@@ -17,7 +17,6 @@ import os
 import numpy as np
 
 from t2t_keras.decoding.constraints import word_starts_of
-from t2t_keras.decoding.device_batch import decode_batch_size
 from t2t_keras.decoding.ids_backend import IdsBackend
 from t2t_keras.decoding.jax_search import JaxSearch
 from t2t_keras.ids import PAD_ID
@@ -75,12 +74,8 @@ class JaxDecoder(IdsBackend):
   def __init__(self, model, vocab, hparams, postprocess=None,
                target_vocab=None, constraint=None, repaired=None,
                whole_words=True):
-    super().__init__()
-    self.model, self.vocab, self.hparams = model, vocab, hparams
-    self.target_vocab = target_vocab or vocab
-    self.postprocess, self.repaired = postprocess, repaired
-    self.constraint = constraint
-    self.batch_size = decode_batch_size(model, hparams)
+    super().__init__(model, vocab, hparams, postprocess, target_vocab,
+                     constraint, repaired)
     self._search = JaxSearch(
         model, hparams, constraint,
         word_starts_of(self.target_vocab) if whole_words else None)
