@@ -69,8 +69,9 @@ def setup(argv, tensorflow=True, modes=None, backends=("tensorflow",)):
   the command defines (and its --hparams overrides, where it defines them),
   before TensorFlow is imported, so that a mistake is answered at once;
   the KERAS_BACKEND against the command's ``backends``; imports TensorFlow
-  quietly for a command that uses it, then --t2t_usr_dir. Returns True when --registry_help was asked for (and
-  printed), so the command should end."""
+  quietly for a command that uses it, then --t2t_usr_dir. Returns True
+  when --registry_help was asked for (and printed), so the command should
+  end."""
   from absl import logging  # pylint: disable=g-import-not-at-top
   logging.set_verbosity(logging.WARNING)
   if len(argv) > 1:
