@@ -12,13 +12,16 @@ progress lines included), not one ``train_step``: this tree's worker runs it
 over each side's t2t_keras (T2T_KERAS_TREE), since older workers lack it.
 
 ``--system=savedmodel`` decodes through each side's exported SavedModel
-(the ``decode_ids`` signature), and ``--sentences``/``--output_length``
-set the decoding shape (the latency rows': ``--sentences 1``); with any
-of them, this tree's worker runs over each side's t2t_keras, as for ``fit``.
+(the ``decode_ids`` signature), ``--system=jax`` with ``JaxSearch`` under
+Keras's JAX backend (speed/jax_worker.py), ``--precision=xla`` with the
+search compiled by XLA, and ``--sentences``/``--output_length`` set the
+decoding shape (the latency rows': ``--sentences 1``); with any of them,
+this tree's worker runs over each side's t2t_keras, as for ``fit``.
 
 Usage: python benchmarks/before_after.py --rev REV [--tasks train,fit,beam,greedy]
-         [--rounds 3] [--steps 5] [--system t2t_keras|savedmodel]
-         [--sentences N] [--output_length L] [--quick]
+         [--rounds 3] [--steps 5] [--system t2t_keras|savedmodel|jax]
+         [--precision float32|xla] [--sentences N] [--output_length L]
+         [--quick]
 """
 
 import argparse
@@ -46,14 +49,17 @@ def checkout(rev):
   return path, sha[:10]
 
 
-def speed(tree, task, steps, quick, shape=()):
-  """The worker's sentences/s (tokens/s for train) for ``task`` run from
-  ``tree``; ``shape``: more worker flags (--system, --sentences,
-  --output_length), for which this tree's worker runs."""
-  worker_tree = REPO if task == "fit" or shape else tree
+def speed(tree, task, steps, quick, shape=(), worker="t2t_keras_worker.py",
+          precision="float32"):
+  """The ``worker``'s sentences/s (tokens/s for train) for ``task`` run
+  from ``tree``; ``shape``: more worker flags (--system, --sentences,
+  --output_length), for which this tree's worker runs (and for the JAX
+  worker and XLA)."""
+  worker_tree = (REPO if task == "fit" or shape or precision != "float32" or
+                 worker != "t2t_keras_worker.py" else tree)
   command = [sys.executable, os.path.join(
-      worker_tree, "benchmarks", "speed", "t2t_keras_worker.py"),
-             f"--task={task}", "--model=base", "--precision=float32",
+      worker_tree, "benchmarks", "speed", worker),
+             f"--task={task}", "--model=base", f"--precision={precision}",
              f"--steps={steps}", *shape] + (["--quick"] if quick else [])
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=tree,
              T2T_KERAS_TREE=tree)
@@ -74,15 +80,21 @@ def main():
   parser.add_argument("--rounds", type=int, default=3)
   parser.add_argument("--steps", type=int, default=5)
   parser.add_argument("--system", default="t2t_keras",
-                      choices=("t2t_keras", "savedmodel"))
+                      choices=("t2t_keras", "savedmodel", "jax"))
+  parser.add_argument("--precision", default="float32",
+                      choices=("float32", "xla"))
   parser.add_argument("--sentences", type=int, default=None)
   parser.add_argument("--output_length", type=int, default=None)
   parser.add_argument("--quick", action="store_true")
   args = parser.parse_args()
   shape = [f"--{k}={getattr(args, k)}" for k in ("sentences", "output_length")
            if getattr(args, k) is not None]
-  if args.system != "t2t_keras":
+  if args.system == "jax" and args.precision != "float32":
+    raise SystemExit("--system=jax compiles every search: no --precision")
+  if args.system == "savedmodel":
     shape.append(f"--system={args.system}")
+  worker = ("jax_worker.py" if args.system == "jax" else
+            "t2t_keras_worker.py")
   before, sha = checkout(args.rev)
   peaks = matmul_peaks(1024 if args.quick else 4096)
   print(f"matmul peak (TensorFlow): float32 {peaks['float32'] / 1e9:,.0f}, "
@@ -93,12 +105,14 @@ def main():
   for task in args.tasks.split(","):
     pairs = []
     for _ in range(args.rounds):
-      pairs.append((speed(before, task, args.steps, args.quick, shape),
-                    speed(REPO, task, args.steps, args.quick, shape)))
+      pairs.append(tuple(speed(tree, task, args.steps, args.quick, shape,
+                               worker, args.precision)
+                         for tree in (before, REPO)))
     ratios = [after / old for old, after in pairs]
     unit = "tokens/s" if task in ("train", "fit") else "sent/s"
-    what = (f"{task}-4" if task == "beam" else task) + " float32 base" + (
-        f" ({' '.join(shape)})" if shape else "")
+    what = (f"{task}-4" if task == "beam" else task) + (
+        f" {args.precision} base, {args.system}") + (
+            f" ({' '.join(shape)})" if shape else "")
     print(f"| {what} |",
           f"{statistics.median(p[0] for p in pairs):,.1f} {unit} |",
           f"{statistics.median(p[1] for p in pairs):,.1f} {unit} |",
