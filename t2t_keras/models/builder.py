@@ -129,9 +129,9 @@ def restore_newest(restore, path, directory=None, log=None):
   trainer deleted it before or while it was read
   (``checkpoint_io.deleted_by_trainer``), the newest checkpoint of
   ``directory`` that reads is restored instead, and ``log`` says so. A
-  checkpoint that
-  is still listed and does not read is a one-line ``UserError`` naming the
-  newest one that does (to pass as --checkpoint_path)."""
+  checkpoint that is still listed and does not read is a one-line
+  ``UserError`` naming the newest one that does (to pass as
+  --checkpoint_path)."""
   from t2t_keras import checkpoint_io  # pylint: disable=g-import-not-at-top
   for _ in range(20):   # a trainer saving faster than this reads
     try:
