@@ -29,7 +29,6 @@ sys.path.insert(0, os.path.dirname(HERE))
 WORKER = """
 import json, statistics, sys, time
 from t2t_keras import registry
-from t2t_keras.decoding import run
 from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.models.builder import load_model_from_dir
 import keras

@@ -17,7 +17,8 @@ from t2t_keras import checkpoint_paths
 from t2t_keras import registry
 from t2t_keras.bin import common
 from t2t_keras.decoding import run
-from t2t_keras.decoding.jax_decoder import pad_batch, padded_rows, padded_width
+from t2t_keras.decoding.batching import pad_rows
+from t2t_keras.decoding.jax_decoder import padded_rows, padded_width
 from t2t_keras.errors import UserError
 from t2t_keras.models.builder import build_model_from_dir, load_model_from_dir
 from test_constraints import _reader, _synthetic_lines
@@ -121,7 +122,7 @@ def test_jax_batches_pad_to_few_shapes():
   assert padded_width(40, 40) == 40 and padded_width(30, 20) == 30
   assert [padded_rows(n, 32) for n in (1, 3, 5, 17, 32)] == [1, 4, 8, 32, 32]
   assert padded_rows(40, 32) == 40
-  batch = pad_batch([[5, 1], [7, 8, 1]], 4, 8)
+  batch = pad_rows([[5, 1], [7, 8, 1]], 4, 8)
   assert batch.shape == (4, 8) and batch.dtype == np.int32
   assert batch[1].tolist() == [7, 8, 1, 0, 0, 0, 0, 0]
   assert batch[3].tolist() == batch[0].tolist() == [5, 1, 0, 0, 0, 0, 0, 0]

@@ -4,6 +4,7 @@ a time."""
 
 import itertools
 
+import numpy as np
 import tensorflow as tf
 
 from t2t_keras.ids import EOS_ID, PAD_ID
@@ -27,11 +28,21 @@ def length_sorted_chunks(lengths, batch_size):
   return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
 
 
+def pad_rows(rows, count=None, width=None):
+  """Lists of ids -> numpy int32 [count, width] (default: [len(rows),
+  longest]), 0-padded; rows past ``len(rows)`` repeat the first."""
+  count = len(rows) if count is None else count
+  width = max(len(r) for r in rows) if width is None else width
+  batch = np.full((count, width), PAD_ID, np.int32)
+  for index in range(count):
+    row = rows[index] if index < len(rows) else rows[0]
+    batch[index, :len(row)] = row
+  return batch
+
+
 def padded(rows):
-  """Lists of ids -> int32 [len(rows), longest], 0-padded."""
-  longest = max(len(r) for r in rows)
-  return tf.constant([r + [PAD_ID] * (longest - len(r)) for r in rows],
-                     tf.int32)
+  """Lists of ids -> int32 tensor [len(rows), longest], 0-padded."""
+  return tf.constant(pad_rows(rows))
 
 
 def windows(items, size):

@@ -16,10 +16,10 @@ import os
 
 import numpy as np
 
+from t2t_keras.decoding.batching import pad_rows
 from t2t_keras.decoding.constraints import word_starts_of
 from t2t_keras.decoding.ids_backend import IdsBackend
 from t2t_keras.decoding.jax_search import JaxSearch
-from t2t_keras.ids import PAD_ID
 
 
 def compilation_cache(folder):
@@ -54,16 +54,6 @@ def padded_rows(count, most):
   return max(count, min(rows, most))
 
 
-def pad_batch(rows, count, width):
-  """Lists of ids -> int32 [count, width], 0-padded; rows past
-  ``len(rows)`` repeat the first."""
-  batch = np.full((count, width), PAD_ID, np.int32)
-  for index in range(count):
-    row = rows[index] if index < len(rows) else rows[0]
-    batch[index, :len(row)] = row
-  return batch
-
-
 class JaxDecoder(IdsBackend):
   """Decodes strings with ``model`` (built under ``KERAS_BACKEND=jax``,
   its weights read) under ``hparams``; the arguments are
@@ -83,10 +73,10 @@ class JaxDecoder(IdsBackend):
   def search_rows(self, items, prefixes):
     count = padded_rows(len(items), self.batch_size)
     limit = int(self.hparams.max_input_length)
-    inputs = pad_batch(items, count, padded_width(
+    inputs = pad_rows(items, count, padded_width(
         max(len(i) for i in items), limit))
     if prefixes is not None:
-      prefixes = pad_batch(prefixes, count, padded_width(
+      prefixes = pad_rows(prefixes, count, padded_width(
           max(max(len(p) for p in prefixes), 1), limit))
     ids, scores = self._search(inputs, prefixes)
     return np.asarray(ids)[:len(items)], np.asarray(scores)[:len(items)]
