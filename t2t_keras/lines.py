@@ -8,6 +8,10 @@ the file and line number (the scorers, whose numbers would otherwise be
 silently wrong). Output lines never contain "\\n" or "\\r".
 """
 
+import os
+import select
+import stat
+
 from t2t_keras.errors import UserError
 
 
@@ -24,7 +28,9 @@ class LineReader:
     name: how messages name the stream (a path, or "stdin").
     strict: raise ``UserError`` at the first line that is not UTF-8,
       instead of replacing its bad bytes with U+FFFD.
-  A byte order mark that begins a line is dropped.
+  A byte order mark that begins a line is dropped. A pipe, terminal or
+  socket is read by the reader itself, so that ``ready`` can tell whether
+  the next line waits.
 
   After (or during) iteration, ``lines`` is the number read, ``bad_lines``
   the number with invalid UTF-8 and ``first_bad`` the first such line's
@@ -35,9 +41,55 @@ class LineReader:
     self.stream, self.name, self.strict = stream, name, strict
     self.lines = self.bad_lines = 0
     self.first_bad = None
+    self._live = _live_descriptor(stream)
+    self._buffer, self._start, self._searched = bytearray(), 0, 0
+    self._ended = False
+
+  def ready(self):
+    """Whether the next line can be had without waiting: always for a file;
+    for a pipe, terminal or socket, when a whole line (or the end) is
+    already read or more bytes are waiting. A reader of windows of lines
+    closes one early when not (``decoding.batching.windows``), so a
+    program that writes a line and waits gets its answer."""
+    if self._live is None or self._ended or self._newline() >= 0:
+      return True
+    return bool(select.select([self._live], [], [], 0)[0])
+
+  def _newline(self):
+    """The index of the first b"\n" in the buffer from ``_start``, or -1;
+    the bytes searched in vain are not searched again (a long line comes
+    in many reads)."""
+    end = self._buffer.find(b"\n", max(self._start, self._searched))
+    self._searched = len(self._buffer) if end < 0 else end
+    return end
+
+  def _raw_lines(self):
+    """The stream's lines as bytes, each with its b"\n" (not the last, if
+    the stream does not end with one); a live stream is read by
+    ``os.read`` into this reader's own buffer, so ``ready`` sees it."""
+    if self._live is None:
+      yield from self.stream         # binary streams split on b"\n" only
+      return
+    while True:
+      end = self._newline()
+      if end >= 0:
+        line, self._start = bytes(self._buffer[self._start:end + 1]), end + 1
+        yield line
+      elif self._ended:
+        line, self._start = bytes(self._buffer[self._start:]), len(self._buffer)
+        if line:
+          yield line
+        return
+      else:
+        del self._buffer[:self._start]
+        self._searched -= self._start
+        self._start = 0
+        chunk = os.read(self._live, 1 << 16)
+        self._buffer += chunk
+        self._ended = not chunk
 
   def __iter__(self):
-    for raw in self.stream:          # binary streams split on b"\n" only
+    for raw in self._raw_lines():
       self.lines += 1
       if raw.endswith(b"\n"):
         raw = raw[:-1]
@@ -62,6 +114,23 @@ class LineReader:
       return None
     return (f"{self.bad_lines} line(s) of {self.name} held bytes that are not "
             f"UTF-8, read as U+FFFD (first: line {self.first_bad})")
+
+
+def _live_descriptor(stream):
+  """The file descriptor of ``stream`` where it is a pipe, terminal or
+  socket (input that may pause), then read by ``LineReader`` itself (past
+  any buffer of ``stream``: nothing may have read from it before); None
+  for a regular file or a stream without one (``io.BytesIO``)."""
+  if os.name == "nt":   # select() takes only sockets there
+    return None
+  try:
+    descriptor = stream.fileno()
+    mode = os.fstat(descriptor).st_mode
+  except (AttributeError, OSError, ValueError):
+    return None
+  if stat.S_ISREG(mode) or stat.S_ISBLK(mode):
+    return None
+  return descriptor
 
 
 def read_lines(path, strict=True):

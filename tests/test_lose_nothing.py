@@ -6,9 +6,11 @@ tests/test_resume.py.)"""
 
 import io
 import os
+import queue
 import random
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -17,6 +19,7 @@ import tensorflow as tf
 from commands import python
 from t2t_keras import registry
 from t2t_keras.decoding import beam_search
+from t2t_keras.decoding.batching import windows
 from t2t_keras.layers.masks import NEG_INF
 from t2t_keras.decoding.decoder import Decoder
 from t2t_keras.decoding.options import decode_hparams
@@ -68,6 +71,32 @@ def test_line_reader_splits_on_newline_only():
                           "last"]
   assert (reader.lines, reader.bad_lines, reader.first_bad) == (5, 1, 3)
   assert "x.txt" in reader.report() and "line 3" in reader.report()
+
+
+def test_a_pipe_is_ready_while_a_line_waits_and_windows_end_there():
+  read, write = os.pipe()
+  with os.fdopen(read, "rb") as stream:
+    reader = LineReader(stream, "stdin")
+    lines = iter(reader)
+    os.write(write, b"one\ntwo\nthr")
+    assert reader.ready()
+    assert next(lines) == "one" and reader.ready()   # "two" is buffered
+    assert next(lines) == "two"
+    assert not reader.ready()        # "thr" waits for the rest of its line
+    os.write(write, b"ee\n")
+    assert reader.ready()
+    assert next(lines) == "three" and not reader.ready()
+    os.write(write, b"\xef\xbb\xbffour")
+    os.close(write)
+    assert reader.ready() and list(lines) == ["four"] and reader.ready()
+  assert reader.lines == 4
+  with open(__file__, "rb") as f:   # a file never pauses
+    assert LineReader(f, "f").ready()
+  # Windows of 3 that end early where ``ready`` says the input pauses.
+  pauses = iter([True, False, True, True, True, False, True])
+  got = list(windows(range(8), 3, lambda: next(pauses)))
+  assert got == [[0, 1], [2, 3, 4], [5, 6], [7]]
+  assert list(windows(range(8), 3)) == [[0, 1, 2], [3, 4, 5], [6, 7]]
 
 
 def test_scorers_name_the_bad_line(tmp_path):
@@ -128,6 +157,32 @@ def test_hostile_stdin_to_stdout(hostile):
                      f"--decode_hparams={DECODE}", stdin=f.read())
   assert result.returncode == 0, result.stderr[-3000:]
   assert result.stdout.decode("utf-8").split("\n")[:-1] == alone
+
+
+def test_each_line_is_answered_while_stdin_stays_open(hostile):
+  """A program that keeps t2t-decoder open writes a line and reads its
+  answer before it writes the next: the window (1,000 lines) ends where
+  the input pauses."""
+  path, lines, alone, (data, out), _ = hostile
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+  process = subprocess.Popen(
+      python("-m", "t2t_keras.bin.t2t_decoder", "--problem=translate_synthetic",
+             f"--data_dir={data}", f"--output_dir={out}",
+             f"--decode_hparams={DECODE}"), stdin=subprocess.PIPE,
+      stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO, env=env)
+  answers = queue.Queue()
+  threading.Thread(target=lambda: [answers.put(line) for line in
+                                   process.stdout], daemon=True).start()
+  try:
+    for i in (1, 2, 4):
+      process.stdin.write(lines[i] + b"\n")
+      process.stdin.flush()
+      assert answers.get(timeout=120).decode("utf-8") == alone[i] + "\n"
+  finally:
+    process.stdin.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=300) == 0, stderr[-3000:]
+  assert "decoded 3 line(s)" in stderr and answers.empty()
 
 
 def test_hostile_through_a_saved_model(hostile):

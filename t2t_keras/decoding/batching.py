@@ -2,8 +2,6 @@
 batches of similar (or equal) lengths, padded, and read a window of lines at
 a time."""
 
-import itertools
-
 import numpy as np
 import tensorflow as tf
 
@@ -45,10 +43,21 @@ def padded(rows):
   return tf.constant(pad_rows(rows))
 
 
-def windows(items, size):
-  """Lists of up to ``size`` consecutive items of the iterable ``items``."""
+def windows(items, size, ready=None):
+  """Lists of up to ``size`` consecutive items of the iterable ``items``;
+  with ``ready`` (a function: whether the next item comes without
+  waiting, ``lines.LineReader.ready``), a list also ends where the input
+  pauses, so what has arrived is answered before more is waited for."""
   items = iter(items)
-  return iter(lambda: list(itertools.islice(items, size)), [])
+  while True:
+    window = []
+    for item in items:
+      window.append(item)
+      if len(window) == size or (ready is not None and not ready()):
+        break
+    if not window:
+      return
+    yield window
 
 
 def equal_length_chunks(lengths, batch_size):

@@ -2,7 +2,8 @@
 what t2t-decoder runs.
 
 Input is read a window of lines at a time (``t2t_keras.lines``: lines end at
-"\n" only, bad UTF-8 becomes U+FFFD); inside a window the backend sorts
+"\n" only, bad UTF-8 becomes U+FFFD), a shorter one where a pipe or
+terminal pauses (``LineReader.ready``); inside a window the backend sorts
 sentences by length, decodes them in batches, and the outputs are written
 back in their original order as soon as the window is done. Every input line
 gives exactly one output line, whatever its bytes: an empty line decodes
@@ -59,7 +60,10 @@ def decode_stream(decoder, reader, target, window=DEFAULT_WINDOW,
           f"{sentences / (now - start):.1f} sentences/s")
       last = now
 
-  for lines in windows(reader, window):
+  # A window also ends where the input pauses (a pipe or terminal with
+  # nothing more to read yet): a program that writes a line and waits for
+  # its answer gets it, with stdin still open.
+  for lines in windows(reader, window, getattr(reader, "ready", None)):
     if prefixes is None:
       outputs = decoder.decode(lines, progress=progress)
     else:
