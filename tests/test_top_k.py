@@ -25,13 +25,14 @@ def test_blocked_top_k_equals_top_k():
 
 
 def test_log_normalizer_is_log_sum_exp():
-  logits = np.random.RandomState(1).randn(4, 3000).astype("float32") * 10
-  logits[0, 5] = 80.0                              # a very peaked row
-  largest = logits.max(1)
-  got = top_k.log_normalizer(tf.constant(logits), tf.constant(largest),
-                             tf.constant(logits.argmax(1)))
-  want = np.logaddexp.reduce(logits.astype("float64"), axis=1)
-  np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-5)
+  for vocab in (600, 5000):              # one top-k, and two levels
+    assert top_k.few_blocks(vocab, 8) == (vocab == 600)
+    logits = np.random.RandomState(1).randn(4, vocab).astype("float32") * 10
+    logits[0, 5] = 80.0                            # a very peaked row
+    values, indices = top_k.top_k_rows(tf.constant(logits), 8)
+    got = top_k.log_normalizer(tf.constant(logits), values, indices)
+    want = np.logaddexp.reduce(logits.astype("float64"), axis=1)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-5)
 
 
 def test_beam_search_same_with_plain_top_k(monkeypatch):
