@@ -41,7 +41,10 @@ def filter_logits(log_probs, method, top_k=0, top_p=1.0, temperature=1.0):
   mass ``top_p`` (``topp``) set to NEG_INF."""
   logits = log_probs / temperature
   if method == "topk" and top_k > 0:
-    kth = ops.top_k(logits, top_k)[0][:, -1:]
+    # The k-th largest as the min of the k largest, not their last column:
+    # XLA on CPUs folds such a slice into the top-k's sort, which then stays
+    # a full sort of each row instead of its TopK call.
+    kth = ops.min(ops.top_k(logits, top_k)[0], axis=-1, keepdims=True)
     return ops.where(logits < kth, NEG_INF, logits)
   if method == "topp":
     ordered = ops.flip(ops.sort(logits, axis=-1), axis=-1)  # descending
