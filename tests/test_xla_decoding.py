@@ -5,12 +5,15 @@ and a SavedModel exported with --xla."""
 
 import io
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from t2t_keras import registry
+from t2t_keras.cache import cache_folder, keep_xla_programs
 from t2t_keras.decoding import run
 from t2t_keras.decoding.beam_search import beam_search
 from t2t_keras.decoding.constraints import PrefixConstraint
@@ -99,3 +102,33 @@ def test_xla_export_serves_the_decoders_strings(trained_run, tmp_path):
                      version=2, log=lambda _: None)
   with open(os.path.join(plain, "saved_model.pb"), "rb") as f:
     assert b"_XlaMustCompile\x12\x02(\x01" not in f.read()
+
+
+def test_xla_decoder_command_keeps_its_programs(trained_run, tmp_path):
+  """t2t-decoder --xla writes the decoder's lines and leaves its compiled
+  programs in $T2T_KERAS_CACHE/tf_xla (TensorFlow's persistent XLA cache,
+  set before TensorFlow is imported), for the next command to load."""
+  data, out = trained_run
+  source = tmp_path / "source.en"
+  source.write_text("".join(line + "\n" for line in LINES), encoding="utf-8")
+  env = dict(os.environ, T2T_KERAS_CACHE=str(tmp_path / "cache"),
+             TF_CPP_MIN_LOG_LEVEL="3")
+  env.pop("TF_XLA_FLAGS", None)
+  result = subprocess.run(
+      [sys.executable, "-m", "t2t_keras.bin.t2t_decoder",
+       "--problem=translate_synthetic", f"--data_dir={data}",
+       f"--output_dir={out}", f"--decode_hparams={DECODE}", "--xla",
+       f"--decode_from_file={source}"], capture_output=True, env=env,
+      timeout=600, check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert result.stdout.decode("utf-8").splitlines() == expected(trained_run)
+  assert os.listdir(tmp_path / "cache" / "tf_xla"), "no program kept"
+  # A cache the user names stays theirs.
+  named = {"TF_XLA_FLAGS": "--tf_xla_persistent_cache_directory=/x"}
+  keep_xla_programs(named)
+  assert named == {"TF_XLA_FLAGS": "--tf_xla_persistent_cache_directory=/x"}
+  other = {"TF_XLA_FLAGS": "--tf_xla_auto_jit=2"}
+  keep_xla_programs(other)
+  assert other["TF_XLA_FLAGS"].split() == [
+      "--tf_xla_auto_jit=2", "--tf_xla_persistent_cache_directory=" +
+      os.path.join(cache_folder(), "tf_xla")]

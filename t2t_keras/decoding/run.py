@@ -18,7 +18,7 @@ from t2t_keras.decoding.saved_model import SavedModelDecoder
 from t2t_keras.decoding.scoring import Scorer, score_stream
 from t2t_keras.decoding.stream import decode_stream
 from t2t_keras.errors import UserError
-from t2t_keras.kernels.rows_product import cache_folder
+from t2t_keras.cache import cache_folder
 from t2t_keras.lines import one_line
 from t2t_keras.models.builder import check_trained_with, load_models
 from t2t_keras.outputs import output_file

@@ -31,19 +31,14 @@ import shutil
 import subprocess
 import tempfile
 
+from t2t_keras.cache import cache_folder
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "rows_product.cc")
 TARGET = "t2t_rows_product"
 FLAGS = ("-O3", "-march=native", "-std=c++17", "-shared", "-fPIC")
 ROWS_MAX = 64   # more rows than this: XLA's dot (``product``)
 _REASON = []
-
-
-def cache_folder():
-  """Where t2t_keras keeps what it builds once a machine and reuses:
-  $T2T_KERAS_CACHE, default ~/.cache/t2t_keras."""
-  return os.environ.get("T2T_KERAS_CACHE") or os.path.join(
-      os.path.expanduser("~"), ".cache", "t2t_keras")
 
 
 def _cpu_key():
