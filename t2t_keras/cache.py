@@ -3,7 +3,10 @@ rows-product handler, compiled XLA programs): ``$T2T_KERAS_CACHE``, default
 ``~/.cache/t2t_keras``. No TensorFlow or Keras import: the commands set
 TensorFlow's cache before they import it."""
 
+import hashlib
+import importlib.metadata
 import os
+import platform
 
 
 def cache_folder():
@@ -12,15 +15,39 @@ def cache_folder():
       os.path.expanduser("~"), ".cache", "t2t_keras")
 
 
+def cpu_key():
+  """What code compiled for this machine depends on: the CPU's model and
+  flags (-march=native, XLA's CPU target)."""
+  try:
+    with open("/proc/cpuinfo", encoding="utf-8") as f:
+      lines = [l for l in f if l.startswith(("model name", "flags"))]
+    return "".join(sorted(set(lines)))
+  except OSError:
+    return platform.processor() + platform.machine()
+
+
 def keep_xla_programs(environ):
-  """TensorFlow's persistent cache of XLA programs in ``cache_folder()``'s
-  ``tf_xla``, set in ``environ`` (TF_XLA_FLAGS, unless it names a cache
-  already), so that a later ``--xla`` command loads the programs of the
-  shapes an earlier one compiled instead of compiling them again (the
-  quickstart model, 4,000 lines: 21.4 -> 12.5 s the second time).
-  TensorFlow reads TF_XLA_FLAGS once: set it before the import."""
+  """TensorFlow's persistent cache of XLA programs in ``xla_folder()``,
+  set in ``environ`` (TF_XLA_FLAGS, unless it names a cache already), so
+  that a later ``--xla`` command loads the programs of the shapes an
+  earlier one compiled instead of compiling them again (the quickstart
+  model, 4,000 lines: 21.5 -> 13.0 s the second time). TensorFlow reads
+  TF_XLA_FLAGS once: set it before the import."""
   flags = environ.get("TF_XLA_FLAGS", "")
   if "--tf_xla_persistent_cache_directory" not in flags:
-    folder = os.path.join(cache_folder(), "tf_xla")
+    folder = xla_folder()
     environ["TF_XLA_FLAGS"] = (
         f"{flags} --tf_xla_persistent_cache_directory={folder}".strip())
+
+
+def xla_folder():
+  """``cache_folder()``'s ``tf_xla/VERSION-CPU``: TensorFlow keys its
+  programs by their graphs alone, so a folder a TensorFlow version and CPU
+  (a program built for another CPU's instructions, or by another XLA, must
+  not be loaded)."""
+  try:
+    version = importlib.metadata.version("tensorflow")
+  except importlib.metadata.PackageNotFoundError:
+    version = "unknown"
+  cpu = hashlib.sha256(cpu_key().encode()).hexdigest()[:12]
+  return os.path.join(cache_folder(), "tf_xla", f"{version}-{cpu}")

@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 from t2t_keras import registry
-from t2t_keras.cache import cache_folder, keep_xla_programs
+from t2t_keras.cache import cache_folder, keep_xla_programs, xla_folder
 from t2t_keras.decoding import run
 from t2t_keras.decoding.beam_search import beam_search
 from t2t_keras.decoding.constraints import PrefixConstraint
@@ -122,7 +122,9 @@ def test_xla_decoder_command_keeps_its_programs(trained_run, tmp_path):
       timeout=600, check=False)
   assert result.returncode == 0, result.stderr[-3000:]
   assert result.stdout.decode("utf-8").splitlines() == expected(trained_run)
-  assert os.listdir(tmp_path / "cache" / "tf_xla"), "no program kept"
+  kept = os.listdir(tmp_path / "cache" / "tf_xla")    # one TF and CPU
+  assert len(kept) == 1 and os.listdir(tmp_path / "cache" / "tf_xla" /
+                                       kept[0]), "no program kept"
   # A cache the user names stays theirs.
   named = {"TF_XLA_FLAGS": "--tf_xla_persistent_cache_directory=/x"}
   keep_xla_programs(named)
@@ -130,5 +132,6 @@ def test_xla_decoder_command_keeps_its_programs(trained_run, tmp_path):
   other = {"TF_XLA_FLAGS": "--tf_xla_auto_jit=2"}
   keep_xla_programs(other)
   assert other["TF_XLA_FLAGS"].split() == [
-      "--tf_xla_auto_jit=2", "--tf_xla_persistent_cache_directory=" +
-      os.path.join(cache_folder(), "tf_xla")]
+      "--tf_xla_auto_jit=2", f"--tf_xla_persistent_cache_directory="
+      f"{os.path.join(cache_folder(), 'tf_xla', tf.__version__)}-" +
+      xla_folder().rsplit("-", 1)[1]]

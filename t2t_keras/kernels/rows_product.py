@@ -26,12 +26,11 @@ import ctypes
 import functools
 import hashlib
 import os
-import platform
 import shutil
 import subprocess
 import tempfile
 
-from t2t_keras.cache import cache_folder
+from t2t_keras.cache import cache_folder, cpu_key
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "rows_product.cc")
@@ -41,22 +40,12 @@ ROWS_MAX = 64   # more rows than this: XLA's dot (``product``)
 _REASON = []
 
 
-def _cpu_key():
-  """What -march=native depends on: the CPU's model and flags."""
-  try:
-    with open("/proc/cpuinfo", encoding="utf-8") as f:
-      lines = [l for l in f if l.startswith(("model name", "flags"))]
-    return "".join(sorted(set(lines)))
-  except OSError:
-    return platform.processor() + platform.machine()
-
-
 def _build(compiler, include):
   """The path of the compiled library, building it if it is not cached."""
   with open(SOURCE, "rb") as f:
     source = f.read()
   key = hashlib.sha256(source + " ".join(FLAGS + (compiler, include))
-                       .encode() + _cpu_key().encode()).hexdigest()[:16]
+                       .encode() + cpu_key().encode()).hexdigest()[:16]
   folder = cache_folder()
   path = os.path.join(folder, f"rows_product_{key}.so")
   if os.path.exists(path):
