@@ -26,7 +26,8 @@ SHARED = {
     "model": ("string", "Registered model name (a command that reads a run "
               "checks it against the run's)."),
     "xla": ("bool", "Compile the search with XLA: one compiled program a "
-            "batch shape, the same outputs, fewer ops a step. t2t-exporter: "
+            "batch shape (kept in $T2T_KERAS_CACHE/tf_xla for later runs), "
+            "the same outputs, fewer ops a step. t2t-exporter: "
             "the SavedModel's search carries XLA's must-compile mark; TF "
             "Serving runs it with --xla_cpu_compilation_enabled (CPU) or "
             "--xla_gpu_compilation_enabled (GPU), which are off by default "

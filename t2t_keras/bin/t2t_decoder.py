@@ -23,7 +23,9 @@ flags.DEFINE_enum("decode_split", None, ["dev", "test"],
                   "written beside --decode_to_file as .inputs and .targets.")
 flags.DEFINE_integer("window_lines", DEFAULT_WINDOW,
                      "Lines read, sorted by length and decoded before their "
-                     "outputs are written; bounds memory.")
+                     "outputs are written; bounds memory. Fewer where a pipe "
+                     "or terminal pauses: a line written to a kept decoder "
+                     "is answered.")
 flags.DEFINE_string("saved_model_dir", None,
                     "Decode through this exported SavedModel (a version "
                     "directory from t2t-exporter) instead of a checkpoint.")
