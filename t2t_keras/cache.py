@@ -1,7 +1,7 @@
 """Where t2t_keras keeps what it builds once a machine and reuses (the
-rows-product handler, compiled XLA programs): ``$T2T_KERAS_CACHE``, default
-``~/.cache/t2t_keras``. No TensorFlow or Keras import: the commands set
-TensorFlow's cache before they import it."""
+rows-product handler, the programs TensorFlow's XLA and JAX compile):
+``$T2T_KERAS_CACHE``, default ``~/.cache/t2t_keras``. No TensorFlow or
+Keras import: the commands set TensorFlow's cache before they import it."""
 
 import hashlib
 import importlib.metadata
@@ -38,6 +38,22 @@ def keep_xla_programs(environ):
     folder = xla_folder()
     environ["TF_XLA_FLAGS"] = (
         f"{flags} --tf_xla_persistent_cache_directory={folder}".strip())
+
+
+def keep_jax_programs():
+  """JAX's persistent compilation cache in ``cache_folder()``'s ``jax``
+  (unless JAX_COMPILATION_CACHE_DIR names one), every program kept (unless
+  JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS says otherwise: a start's
+  many small programs cost more than its searches), so that a later
+  process loads what a decoder compiled instead of compiling it again. Set
+  it before the model is built: its start-up programs are kept too. (JAX
+  keys its CPU programs by the machine's features itself.)"""
+  import jax  # pylint: disable=g-import-not-at-top
+  if not os.environ.get("JAX_COMPILATION_CACHE_DIR"):
+    jax.config.update("jax_compilation_cache_dir",
+                      os.path.join(cache_folder(), "jax"))
+  if not os.environ.get("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"):
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
 
 
 def xla_folder():

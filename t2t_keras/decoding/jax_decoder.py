@@ -12,27 +12,12 @@ Each sentence's output limit comes from its own length, so padding changes
 no output.
 """
 
-import os
-
 import numpy as np
 
 from t2t_keras.decoding.batching import pad_rows
 from t2t_keras.decoding.constraints import word_starts_of
 from t2t_keras.decoding.ids_backend import IdsBackend
 from t2t_keras.decoding.jax_search import JaxSearch
-
-
-def compilation_cache(folder):
-  """JAX's persistent compilation cache in ``folder`` (unless
-  JAX_COMPILATION_CACHE_DIR names one), every program kept (unless
-  JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS says otherwise: a start's
-  many small programs cost more than its searches), so that a later
-  process loads what a decoder compiled instead of compiling it again."""
-  import jax  # pylint: disable=g-import-not-at-top
-  if not os.environ.get("JAX_COMPILATION_CACHE_DIR"):
-    jax.config.update("jax_compilation_cache_dir", folder)
-  if not os.environ.get("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"):
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
 
 
 def padded_width(longest, limit):

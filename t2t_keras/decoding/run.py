@@ -1,6 +1,5 @@
 """What t2t-decoder runs."""
 
-import os
 import sys
 
 import keras
@@ -18,7 +17,7 @@ from t2t_keras.decoding.saved_model import SavedModelDecoder
 from t2t_keras.decoding.scoring import Scorer, score_stream
 from t2t_keras.decoding.stream import decode_stream
 from t2t_keras.errors import UserError
-from t2t_keras.cache import cache_folder
+from t2t_keras.cache import keep_jax_programs
 from t2t_keras.lines import one_line
 from t2t_keras.models.builder import check_trained_with, load_models
 from t2t_keras.outputs import output_file
@@ -97,7 +96,7 @@ def decode(problem_name, model_dir, data_dir, source, target,
   followed by a new word (``whole_word_prefixes=False``: its last word may
   go on); ``xla``: the search compiled with XLA (checkpoints only);
   under ``KERAS_BACKEND=jax`` a checkpoint decodes through
-  ``jax_decoder.JaxDecoder`` (its programs kept in ``cache_folder()``);
+  ``jax_decoder.JaxDecoder`` (its programs kept: ``keep_jax_programs``);
   ``alignments``, a binary stream for each output's word alignment
   (Pharaoh format, ``decoding.alignments``). Returns the number of lines
   written."""
@@ -132,8 +131,7 @@ def decode(problem_name, model_dir, data_dir, source, target,
                     "JAX and no alignments are written: drop " +
                     ("--xla" if xla else "--alignment_file"))
   if jax:   # before the model is built: its programs are kept too
-    from t2t_keras.decoding import jax_decoder  # pylint: disable=g-import-not-at-top
-    jax_decoder.compilation_cache(os.path.join(cache_folder(), "jax"))
+    keep_jax_programs()
   problem, vocabs, model, path = _load(problem_name, model_dir, data_dir,
                                        checkpoint_path, hparams_set,
                                        model_name, activation_dtype)
@@ -143,6 +141,7 @@ def decode(problem_name, model_dir, data_dir, source, target,
                  repaired=problem.repaired if problem.repairs else None,
                  whole_words=whole_word_prefixes)
   if jax:
+    from t2t_keras.decoding import jax_decoder  # pylint: disable=g-import-not-at-top
     decoder = jax_decoder.JaxDecoder(model, vocabs[0], hparams, **options)
   else:
     decoder = Decoder(model, vocabs[0], hparams, xla=xla,
