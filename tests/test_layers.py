@@ -195,7 +195,8 @@ def test_dropout_rate_scale_and_fresh_masks():
 ])
 def test_written_out_gradients_are_keras_layers(make, shape, policy):
   """LayerNormalization and Dense (their own gradients on TensorFlow) give
-  Keras's outputs and gradients, for the input and every weight."""
+  Keras's outputs and gradients, for the input and every weight, and
+  Keras's outputs at inference (LayerNormalization's own forward there)."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   dtype = "float32" if policy == "float32" else "bfloat16"
   x = tf.constant(np.random.RandomState(0).randn(*shape) * 3 + 1, dtype)
@@ -211,8 +212,10 @@ def test_written_out_gradients_are_keras_layers(make, shape, policy):
       up = tf.constant(np.random.RandomState(1).randn(*y.shape), "float32")
       loss = tf.reduce_sum(tf.cast(y, "float32") * up)
     grads = tape.gradient(loss, [x] + [w.value for w in layer.weights])
-    results.append([np.asarray(tf.cast(t, "float32")) for t in [y] + grads])
-    names = ["output", "input"] + [w.name for w in layer.weights]
+    results.append([np.asarray(tf.cast(t, "float32"))
+                    for t in [y, layer(x)] + grads])
+    names = ["output", "inference"] + ["input"] + [
+        w.name for w in layer.weights]
   for name, keras_value, our_value in zip(names, *results):
     if name == "bias" and dtype == "bfloat16":
       continue  # Keras's is less exact; see the test below.
