@@ -18,23 +18,34 @@ search compiled by XLA, and ``--sentences``/``--output_length`` set the
 decoding shape (the latency rows': ``--sentences 1``); with any of them,
 this tree's worker runs over each side's t2t_keras, as for ``fit``.
 
+``--paired`` (with ``--system=savedmodel``): each side's SavedModel is
+exported by that worker into a temporary folder, then both are timed here,
+in one process, their requests alternating, ``--steps`` each a round; the
+row says whether their output ids are equal. Separate processes differ by
+up to 15% at one sentence; the paired rounds by a few percent.
+
 Usage: python benchmarks/before_after.py --rev REV [--tasks train,fit,beam,greedy]
          [--rounds 3] [--steps 5] [--system t2t_keras|savedmodel|jax]
          [--precision float32|xla] [--sentences N] [--output_length L]
-         [--quick]
+         [--paired] [--quick]
 """
 
 import argparse
 import json
 import os
 import statistics
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
+sys.path.insert(0, os.path.join(HERE, "speed"))
 
+import shapes  # pylint: disable=g-import-not-at-top,wrong-import-position
 from t2t_keras.analysis.peak import matmul_peaks  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
@@ -73,6 +84,56 @@ def speed(tree, task, steps, quick, shape=(), worker="t2t_keras_worker.py",
   raise SystemExit(f"{tree}: {task} failed: {done.stderr[-500:]}")
 
 
+def exported(tree, task, args, shape):
+  """``tree``'s SavedModel for ``task`` (this tree's worker over that
+  tree's t2t_keras) in a new temporary folder: (folder, path)."""
+  folder = tempfile.mkdtemp(prefix="before_after_")
+  command = [sys.executable, os.path.join(HERE, "speed", "t2t_keras_worker.py"),
+             f"--task={task}", "--model=base",
+             f"--precision={args.precision}", f"--export_to={folder}",
+             *shape] + (["--quick"] if args.quick else [])
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=tree,
+             T2T_KERAS_TREE=tree)
+  done = subprocess.run(command, capture_output=True, text=True, env=env,
+                        cwd=tree, check=False)
+  for line in done.stdout.splitlines():
+    if line.startswith("RESULT "):
+      return folder, json.loads(line[len("RESULT "):])["export"]
+  raise SystemExit(f"{tree}: exporting for {task} failed: "
+                   f"{done.stderr[-500:]}")
+
+
+def paired(trees, task, args, shape):
+  """--paired: both trees' SavedModels timed in this process, requests
+  alternating. Returns ([(before, after) sentences/s a round], whether
+  their output ids are equal)."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  made = [exported(tree, task, args, shape) for tree in trees]
+  s = shapes.sizes(args.quick)
+  for key in ("sentences", "output_length"):
+    s[key] = getattr(args, key) or s[key]
+  batch = tf.constant(shapes.random_ids(
+      np.random.RandomState(1), s["sentences"], s["decode_source_length"],
+      s["vocab"], eos_last=True), tf.int32)
+  runs = [lambda sig=tf.saved_model.load(path).signatures["decode_ids"]:
+          sig(input_ids=batch)["output_ids"].numpy() for _, path in made]
+  outputs = [run() for run in runs] + [run() for run in runs]
+  rounds = []
+  for _ in range(args.rounds):
+    times = ([], [])
+    for i in range(args.steps):
+      for side in ((0, 1) if i % 2 == 0 else (1, 0)):
+        start = time.perf_counter()
+        runs[side]()
+        times[side].append(time.perf_counter() - start)
+    rounds.append(tuple(s["sentences"] / statistics.median(t)
+                        for t in times))
+  for folder, _ in made:
+    shutil.rmtree(folder, ignore_errors=True)
+  return rounds, np.array_equal(outputs[0], outputs[1])
+
+
 def main():
   parser = argparse.ArgumentParser(description=__doc__)
   parser.add_argument("--rev", required=True)
@@ -85,8 +146,11 @@ def main():
                       choices=("float32", "xla"))
   parser.add_argument("--sentences", type=int, default=None)
   parser.add_argument("--output_length", type=int, default=None)
+  parser.add_argument("--paired", action="store_true")
   parser.add_argument("--quick", action="store_true")
   args = parser.parse_args()
+  if args.paired and args.system != "savedmodel":
+    raise SystemExit("--paired: only with --system=savedmodel")
   shape = [f"--{k}={getattr(args, k)}" for k in ("sentences", "output_length")
            if getattr(args, k) is not None]
   if args.system == "jax" and args.precision != "float32":
@@ -103,16 +167,20 @@ def main():
         "rounds |")
   print("| --- | --- | --- | --- | --- |")
   for task in args.tasks.split(","):
-    pairs = []
-    for _ in range(args.rounds):
-      pairs.append(tuple(speed(tree, task, args.steps, args.quick, shape,
-                               worker, args.precision)
-                         for tree in (before, REPO)))
+    same = None
+    if args.paired:
+      pairs, same = paired((before, REPO), task, args, shape)
+    else:
+      pairs = [tuple(speed(tree, task, args.steps, args.quick, shape,
+                           worker, args.precision) for tree in (before, REPO))
+               for _ in range(args.rounds)]
     ratios = [after / old for old, after in pairs]
     unit = "tokens/s" if task in ("train", "fit") else "sent/s"
     what = (f"{task}-4" if task == "beam" else task) + (
         f" {args.precision} base, {args.system}") + (
-            f" ({' '.join(shape)})" if shape else "")
+            f" ({' '.join(shape)})" if shape else "") + (
+                "" if same is None else
+                f", paired in one process, {'same' if same else 'other'} ids")
     print(f"| {what} |",
           f"{statistics.median(p[0] for p in pairs):,.1f} {unit} |",
           f"{statistics.median(p[1] for p in pairs):,.1f} {unit} |",

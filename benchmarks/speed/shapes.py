@@ -60,6 +60,10 @@ def worker_args(description, tasks, precisions, systems=None):
                       help="decoding: sentences a batch (default: sizes')")
   parser.add_argument("--output_length", type=int, default=None,
                       help="decoding: the output limit, EOS included")
+  if systems and "savedmodel" in systems:
+    parser.add_argument("--export_to", default=None,
+                        help="--system=savedmodel: export into this folder "
+                        "(a version a task) and time nothing")
   args = parser.parse_args()
   args.tasks = args.task.split(",")
   unknown = [t for t in args.tasks if t not in tasks]

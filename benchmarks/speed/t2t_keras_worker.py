@@ -8,7 +8,11 @@ search compiled by XLA (t2t-decoder --xla; a SavedModel: t2t-exporter
   python benchmarks/speed/t2t_keras_worker.py --task train|fit|beam|greedy[,...]
       --model base|big|toy --precision float32|bfloat16|xla|int8
       [--system t2t_keras|savedmodel|ctranslate2] [--quick]
-      [--sentences N] [--output_length L]
+      [--sentences N] [--output_length L] [--export_to DIR]
+
+``--export_to DIR`` (with --system=savedmodel) keeps each task's export in
+DIR/TASK/1 and times nothing: before_after.py --paired times two trees'
+exports in one process.
 """
 
 import os
@@ -111,7 +115,9 @@ class IdText(tf.Module):
                                   separator=" ")
 
 
-def decode_savedmodel(args, s, inputs):
+def export_savedmodel(args, s, folder):
+  """The random base model exported for ``args.task`` into ``folder``
+  (t2t-exporter's code; version 1): its path."""
   from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top
   from t2t_keras.export.exporter import export  # pylint: disable=g-import-not-at-top
   policy = "mixed_bfloat16" if args.precision == "bfloat16" else "float32"
@@ -120,10 +126,13 @@ def decode_savedmodel(args, s, inputs):
   hparams = decode_hparams(
       f"beam_size={beam},alpha={shapes.ALPHA},"
       f"extra_length={s['output_length'] - s['decode_source_length']}")
+  xla = {"xla": True} if args.precision == "xla" else {}
+  return export(model, IdText(s["vocab"]), hparams, folder, version=1, **xla)
+
+
+def decode_savedmodel(args, s, inputs):
   with tempfile.TemporaryDirectory() as folder:
-    xla = {"xla": True} if args.precision == "xla" else {}
-    path = export(model, IdText(s["vocab"]), hparams, folder, version=1,
-                  **xla)
+    path = export_savedmodel(args, s, folder)
     signature = tf.saved_model.load(path).signatures["decode_ids"]
     batch = tf.constant(inputs, tf.int32)
     return shapes.timed_steps(
@@ -163,6 +172,12 @@ def main():
 def run_task(args, s):
   if args.task in ("train", "fit"):
     train(args, s)
+    return
+  if args.export_to:
+    if args.system != "savedmodel":
+      raise SystemExit("--export_to: only with --system=savedmodel")
+    shapes.emit(export=export_savedmodel(
+        args, s, os.path.join(args.export_to, args.task)))
     return
   rng = np.random.RandomState(1)
   inputs = shapes.random_ids(rng, s["sentences"], s["decode_source_length"],
