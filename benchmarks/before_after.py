@@ -68,19 +68,24 @@ def speed(tree, task, steps, quick, shape=(), worker="t2t_keras_worker.py",
   worker and XLA)."""
   worker_tree = (REPO if task == "fit" or shape or precision != "float32" or
                  worker != "t2t_keras_worker.py" else tree)
-  command = [sys.executable, os.path.join(
-      worker_tree, "benchmarks", "speed", worker),
-             f"--task={task}", "--model=base", f"--precision={precision}",
-             f"--steps={steps}", *shape] + (["--quick"] if quick else [])
+  result = run_worker(
+      tree, os.path.join(worker_tree, "benchmarks", "speed", worker),
+      [f"--task={task}", "--model=base", f"--precision={precision}",
+       f"--steps={steps}", *shape] + (["--quick"] if quick else []), task)
+  return result["tokens_per_s" if task in ("train", "fit") else
+                "sentences_per_s"]
+
+
+def run_worker(tree, worker, flags, task):
+  """``worker`` (a path) run with ``flags`` over ``tree``'s t2t_keras: its
+  RESULT line's dict."""
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=tree,
              T2T_KERAS_TREE=tree)
-  done = subprocess.run(command, capture_output=True, text=True, env=env,
-                        cwd=tree, check=False)
+  done = subprocess.run([sys.executable, worker] + flags, capture_output=True,
+                        text=True, env=env, cwd=tree, check=False)
   for line in done.stdout.splitlines():
     if line.startswith("RESULT "):
-      result = json.loads(line[len("RESULT "):])
-      return result["tokens_per_s" if task in ("train", "fit") else
-                    "sentences_per_s"]
+      return json.loads(line[len("RESULT "):])
   raise SystemExit(f"{tree}: {task} failed: {done.stderr[-500:]}")
 
 
@@ -88,19 +93,12 @@ def exported(tree, task, args, shape):
   """``tree``'s SavedModel for ``task`` (this tree's worker over that
   tree's t2t_keras) in a new temporary folder: (folder, path)."""
   folder = tempfile.mkdtemp(prefix="before_after_")
-  command = [sys.executable, os.path.join(HERE, "speed", "t2t_keras_worker.py"),
-             f"--task={task}", "--model=base",
-             f"--precision={args.precision}", f"--export_to={folder}",
-             *shape] + (["--quick"] if args.quick else [])
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=tree,
-             T2T_KERAS_TREE=tree)
-  done = subprocess.run(command, capture_output=True, text=True, env=env,
-                        cwd=tree, check=False)
-  for line in done.stdout.splitlines():
-    if line.startswith("RESULT "):
-      return folder, json.loads(line[len("RESULT "):])["export"]
-  raise SystemExit(f"{tree}: exporting for {task} failed: "
-                   f"{done.stderr[-500:]}")
+  result = run_worker(
+      tree, os.path.join(HERE, "speed", "t2t_keras_worker.py"),
+      [f"--task={task}", "--model=base", f"--precision={args.precision}",
+       f"--export_to={folder}", *shape] + (["--quick"] if args.quick else []),
+      f"exporting for {task}")
+  return folder, result["export"]
 
 
 def paired(trees, task, args, shape):
