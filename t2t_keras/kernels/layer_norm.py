@@ -35,12 +35,18 @@ def _normalized(x, epsilon):
   return centered * inv, inv
 
 
+def _weights(layer):
+  """``layer``'s gamma and beta as float32 tensors [d]."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  return tuple(tf.cast(tf.convert_to_tensor(w), tf.float32)
+               for w in (layer.gamma, layer.beta))
+
+
 def forward(layer, x):
   """``layer(x)`` for x [..., d] -> [..., d] in x's dtype, computed in
   float32 as ``layer_norm`` computes it, without a gradient."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  gamma = tf.cast(tf.convert_to_tensor(layer.gamma), tf.float32)
-  beta = tf.cast(tf.convert_to_tensor(layer.beta), tf.float32)
+  gamma, beta = _weights(layer)
   xhat, _ = _normalized(tf.cast(x, tf.float32), layer.epsilon)
   return tf.cast(xhat * gamma + beta, x.dtype)
 
@@ -49,8 +55,7 @@ def layer_norm(layer, x):
   """``layer(x)`` for x [..., d] (any float dtype) -> [..., d] in x's dtype,
   computed in float32, with the gradient above."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  gamma = tf.cast(tf.convert_to_tensor(layer.gamma), tf.float32)
-  beta = tf.cast(tf.convert_to_tensor(layer.beta), tf.float32)
+  gamma, beta = _weights(layer)
   epsilon = layer.epsilon
 
   @tf.custom_gradient

@@ -19,9 +19,8 @@ Inside the one-row branch ``product_for(layer)`` gives a Dense layer of a
 float32 model its product, on x as it comes (``BatchMatMulV3`` broadcasts
 x's leading axes over W): no slice or reshape around it, which took a
 one-sentence greedy request about 5% of its time. The same values up to
-float32 rounding. On where
-``kernels.enabled()`` (TensorFlow, no GPU), outside XLA (which compiles the
-products itself).
+float32 rounding. On where ``kernels.enabled()`` (TensorFlow, no GPU),
+outside XLA (which compiles the products itself).
 """
 
 from t2t_keras import kernels
