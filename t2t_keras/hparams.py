@@ -171,8 +171,17 @@ class HParams:
     return cls(**values)
 
   def save(self, path):
-    with open(path, "w", encoding="utf-8") as f:
-      f.write(self.to_json() + "\n")
+    """Writes the hparams to ``path`` whole or not at all (a temporary file
+    renamed over it), so a reader (another worker) never sees half."""
+    import os  # pylint: disable=g-import-not-at-top
+    partial = f"{path}.{os.getpid()}.partial"
+    try:
+      with open(partial, "w", encoding="utf-8") as f:
+        f.write(self.to_json() + "\n")
+      os.replace(partial, path)
+    finally:
+      if os.path.exists(partial):
+        os.remove(partial)
 
   @classmethod
   def load(cls, path, like=None):

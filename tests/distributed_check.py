@@ -1,6 +1,8 @@
 """Run by test_distributed.py in a fresh process (the CPU must be split into
 logical devices before TensorFlow starts): one update on 2 replicas equals one
-update on 1 replica over the same global batch."""
+update on 1 replica over the same global batch, and the update's figures
+stay on the first replica's device (the replicas run on CPU:1 then CPU:0, so
+the host's CPU:0 is not the first replica's)."""
 
 import json
 import os
@@ -59,16 +61,28 @@ def one_update(strategy, parts):
     return ds
 
   features = next(iter(trainer.distribute(dataset_fn)))
-  loss, tokens, norm = trainer.train_step([features])
+  outputs = trainer._train_step([features])  # pylint: disable=protected-access
+  loss, tokens, norm = (float(t) for t in outputs[:3])
+  # Where the step's outputs are made (a CPU tensor handle always names the
+  # host, so the graph says it): the first op with a device behind each.
+  devices = []
+  step = trainer._functions["update"]  # pylint: disable=protected-access
+  for tensor in step.get_concrete_function().structured_outputs:
+    op = tensor.op
+    while not op.device and op.inputs:
+      op = op.inputs[0].op
+    devices.append(op.device)
   after = [v.numpy() for v in trainer.model.trainable_variables]
   deltas = [a - b for a, b in zip(after, before)]
-  return loss, tokens, norm, deltas, replicas
+  return loss, tokens, norm, deltas, replicas, devices
 
 
 def main():
   rng = np.random.RandomState(0)
   parts = [batch(rng, 3, 5, 6), batch(rng, 2, 7, 4)]
-  two = one_update(make_strategy(cpu_devices=2), parts)
+  make_strategy(cpu_devices=2)   # splits the CPU into two devices
+  two = one_update(tf.distribute.MirroredStrategy(["/cpu:1", "/cpu:0"]),
+                   parts)
   one = one_update(tf.distribute.get_strategy(), parts)
   assert two[1] == one[1], (two[1], one[1])            # same token count
   # Relative to the largest update anywhere: variables whose true gradient
@@ -81,7 +95,8 @@ def main():
                     "norm": [two[2], one[2]], "worst_relative_delta": worst,
                     "update_scale": scale,
                     # Measured: the strategies' replicas as they ran.
-                    "replicas": [two[4], one[4]]}))
+                    "replicas": [two[4], one[4]],
+                    "devices": two[5]}))
 
 
 if __name__ == "__main__":

@@ -4,8 +4,10 @@ mixed precision and summaries."""
 import glob
 import json
 import os
+import signal
 import socket
 import subprocess
+import sys
 import time
 import types
 
@@ -40,6 +42,9 @@ def test_two_replicas_equal_one_replica_on_the_same_global_batch():
   report = json.loads(result.stdout.strip().splitlines()[-1])
   print(report)
   assert report["replicas"] == [2, 1]
+  # Loss, tokens, norm and votes stay on the first replica (CPU:1): the
+  # host does not wait for them at every update.
+  assert all(d.endswith("/device:CPU:1") for d in report["devices"]), report
   assert report["tokens"][0] == report["tokens"][1]
   assert report["loss"][0] == pytest.approx(report["loss"][1], rel=1e-6)
   assert report["norm"][0] == pytest.approx(report["norm"][1], rel=1e-5)
@@ -266,29 +271,48 @@ def free_port():
     return s.getsockname()[1]
 
 
-def start_workers(out, tasks, steps, *extra):
+def start_workers(out, tasks, steps, *extra, fresh=(), own=None):
   """t2t-trainer processes for a cluster on 127.0.0.1 with ``tasks`` (e.g.
-  [("chief", 0), ("worker", 0)]), each training copy_sequence into ``out``."""
+  [("chief", 0), ("worker", 0)]), each training copy_sequence into ``out``
+  (a folder, or a list: one for each task). The tasks whose places are in
+  ``fresh`` run in a process of their own (a signal sent to a prefork
+  client would not reach the command); ``own``: {place: [flags]} given to
+  that task alone, after the others (the last of a flag given twice
+  counts)."""
+  outs = [out] * len(tasks) if isinstance(out, str) else list(out)
   ports = iter([free_port() for _ in tasks])
   cluster = {}
   for kind, _ in tasks:
     cluster.setdefault(kind, []).append(f"127.0.0.1:{next(ports)}")
   processes = []
-  for kind, index in tasks:
+  for place, ((kind, index), out) in enumerate(zip(tasks, outs)):
     # Through the prefork server (tests/prefork.py): killing a process
     # kills the trainer it runs.
     worker_env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     worker_env["TF_CONFIG"] = json.dumps(
         {"cluster": cluster, "task": {"type": kind, "index": index}})
+    start = (lambda *a: [sys.executable, *a]) if place in fresh else python
     processes.append(subprocess.Popen(
-        python("-m", "t2t_keras.bin.t2t_trainer", "--problem=copy_sequence",
+        start("-m", "t2t_keras.bin.t2t_trainer", "--problem=copy_sequence",
                "--hparams_set=transformer_tiny",
                "--hparams=hidden_size=32,filter_size=64,batch_size=320,"
                "max_length=16", f"--train_steps={steps}", "--eval_steps=2",
-               f"--output_dir={out}", *extra),
+               f"--output_dir={out}", *extra, *(own or {}).get(place, ())),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
         env=worker_env))
   return processes
+
+
+def assert_same_weights(*paths):
+  """The checkpoints ``paths`` hold the same values in every variable."""
+  readers = [tf.train.load_checkpoint(p) for p in paths]
+  names = [k for k in readers[0].get_variable_to_shape_map()
+           if "VARIABLE_VALUE" in k and not k.startswith("save_counter")]
+  assert len(names) > 20
+  for name in names:
+    for reader in readers[1:]:
+      np.testing.assert_array_equal(readers[0].get_tensor(name),
+                                    reader.get_tensor(name), err_msg=name)
 
 
 def finish(processes, timeout=400):
@@ -317,6 +341,7 @@ def test_chief_and_worker_train_with_one_chief(tmp_path):
   for code, stdout, stderr in outputs:
     assert code == 0, stderr[-3000:]
     assert "2 replica(s)" in stdout and "step 4: dev loss" in stdout
+    assert "did not restore the chief's state" not in stdout, stdout
   assert tf.train.latest_checkpoint(out).endswith("ckpt-4")
   assert [os.path.basename(p) for p in tf.train.get_checkpoint_state(
       out).all_model_checkpoint_paths] == ["ckpt-2", "ckpt-4"]
@@ -358,14 +383,65 @@ def test_a_killed_worker_stops_the_other_in_one_line_and_both_resume(
     assert f"resumed from {latest} at step {step}" in stdout, stdout
     assert f"continuing the training data from its position at step {step}" \
         in stdout, stdout
-  readers = [tf.train.load_checkpoint(os.path.join(d, f"ckpt-{step + 4}"))
-             for d in (out, os.path.join(out, "workertemp_1"))]
-  names = [k for k in readers[0].get_variable_to_shape_map()
-           if "VARIABLE_VALUE" in k and not k.startswith("save_counter")]
-  assert len(names) > 20
-  for name in names:
-    np.testing.assert_array_equal(readers[0].get_tensor(name),
-                                  readers[1].get_tensor(name), err_msg=name)
+  assert_same_weights(os.path.join(out, f"ckpt-{step + 4}"),
+                      os.path.join(out, "workertemp_1", f"ckpt-{step + 4}"))
+
+
+def test_a_signal_to_one_worker_stops_both_and_a_worker_without_the_folder(
+    tmp_path):
+  """Two workers saving by the clock (a shared decision): SIGTERM to the
+  worker only stops both within 90 s, each with one line, the step they
+  stopped at saved in the run's folder. Started again with the worker on
+  another --output_dir (no shared folder), it takes the chief's state over
+  the network: both resume from that step and train the same weights."""
+  out = str(tmp_path / "run")
+  tasks = [("chief", 0), ("worker", 0)]
+  processes = start_workers(out, tasks, 100000, "--save_checkpoints_secs=2",
+                            "--save_checkpoints_steps=100000",
+                            "--train_minutes=600", fresh=(1,))
+  deadline = time.time() + 300
+  while time.time() < deadline and not tf.train.latest_checkpoint(out):
+    assert processes[0].poll() is None, processes[0].communicate()[1][-3000:]
+    time.sleep(0.1)
+  processes[1].send_signal(signal.SIGTERM)
+  signalled = time.time()
+  outputs = finish(processes, timeout=300)
+  assert time.time() - signalled < 90
+  latest = tf.train.latest_checkpoint(out)
+  step = int(latest.rsplit("-", 1)[1])
+  for code, _, stderr in outputs:
+    lines = stderr.strip().splitlines()
+    assert code == 128 + signal.SIGTERM and len(lines) == 1, stderr[-3000:]
+    assert lines[0].startswith("error: stopped ") and \
+        f"at step {step}" in lines[0], lines
+  assert "by SIGTERM" in outputs[1][2] and "with the other workers" in \
+      outputs[0][2]
+  # The worker also asks for another precision: it takes the chief's.
+  elsewhere = str(tmp_path / "elsewhere")
+  outputs = finish(start_workers(
+      [out, elsewhere], tasks, step + 4, "--noeval_bleu", own={1: [
+          "--hparams=hidden_size=32,filter_size=64,batch_size=320,"
+          "max_length=16,activation_dtype=bfloat16"]}))
+  for code, stdout, stderr in outputs:
+    assert code == 0, stderr[-3000:]
+    assert "worker 1 of the 2 did not restore the chief's state (step " \
+        f"{step:,}" in stdout, stdout
+    assert "float32 activations" in stdout, stdout
+  assert "activation_dtype: float32, the chief's (this worker chose " \
+      "bfloat16)" in outputs[1][1]
+  assert f"resumed from {latest} at step {step}" in outputs[0][1]
+  assert_same_weights(os.path.join(out, f"ckpt-{step + 4}"), os.path.join(
+      elsewhere, "workertemp_1", f"ckpt-{step + 4}"))
+  # The two workers' run resumed on one machine: a new data order at once.
+  logs = []
+  train(RunConfig("copy_sequence", "transformer_tiny", out,
+                  train_steps=step + 6, eval_steps=2, eval_bleu=False,
+                  hparams_overrides="hidden_size=32,filter_size=64,"
+                  "batch_size=320,max_length=16"), log=logs.append)
+  assert any(f"ckpt-{step + 4} was saved by 2 input pipeline(s) and this "
+             "run has 1" in line and "new order" in line for line in logs), \
+      logs
+  assert tf.train.latest_checkpoint(out).endswith(f"ckpt-{step + 6}")
 
 
 CUINIT = ("failed call to cuInit: INTERNAL: CUDA error: Failed call to "

@@ -5,9 +5,12 @@ import json
 import os
 
 import numpy as np
+import pytest
+import tensorflow as tf
 
 import t2t_keras
 from t2t_keras import registry
+from t2t_keras.models.precision import dtype_policy
 from t2t_keras.training.finetune import SourceL2Hook
 from t2t_keras.training.hooks import hooks_from_hparams
 from t2t_keras.training.run import RunConfig, train
@@ -56,6 +59,26 @@ def test_l2_toward_the_source_is_zero_at_the_start_and_pulls_back():
   # d/dw 0.25 ||w - w0||^2 = 0.5 (w - w0): a descent step moves w to w0.
   np.testing.assert_allclose(grads[0].numpy(), 0.5)
   assert all(not np.any(g.numpy()) for g in grads[1:])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_the_pull_toward_the_source_is_as_strong_under_float16(dtype):
+  """SGD at rate 1, w - w0 = 1 and no gradient from data (an update of
+  empty accumulators): the pull 2 * 0.25 * (w - w0) moves w by 0.5 under
+  float16's loss scaling as under float32 (it was 1/32768 of that)."""
+  with dtype_policy(dtype):
+    trainer, _ = _trainer(
+        ",finetune_l2=0.25,optimizer=sgd,learning_rate_schedule=constant,"
+        f"learning_rate=1.0,gradient_accumulation_steps=2,"
+        f"activation_dtype={dtype}")
+    trainer.begin(restored=False)
+    assert (dtype == "float16") == hasattr(trainer.optimizer,
+                                           "dynamic_scale")
+    weights = trainer.model.trainable_variables[0]
+    moved = np.array(weights.numpy()) + 1.0
+    weights.assign(moved)
+    trainer._apply_step(tf.constant(trainer.cluster.votes()))  # pylint: disable=protected-access
+    np.testing.assert_allclose(moved - weights.numpy(), 0.5, rtol=0.01)
 
 
 def test_a_frozen_part_is_bit_identical_after_training():

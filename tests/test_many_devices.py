@@ -134,12 +134,30 @@ class _Config:
 
 
 @pytest.mark.parametrize("n, asked, visible", [
-    (8, 2, ["GPU:0", "GPU:1"]), (8, None, None), (2, 4, None), (0, 1, None)])
+    (8, 2, ["GPU:0", "GPU:1"]), (8, None, None), (2, 4, None), (0, 1, None),
+    (4, 0, [])])
 def test_worker_gpu_makes_only_those_gpus_visible(n, asked, visible):
   config = _Config(n)
   kept = limit_gpus(asked, config=config)
   assert config.visible == visible
   assert kept == (visible if visible is not None else config.gpus)
+
+
+@pytest.mark.parametrize("gpus, implementation", [
+    (["GPU:0", "GPU:1"], "NCCL"), ([], "RING")])
+def test_workers_all_reduce_over_nccl_between_gpus(gpus, implementation):
+  """TensorFlow's MultiWorkerMirroredStrategy picks its ring over gRPC
+  unless told: between GPUs it is told NCCL (a stand-in records what the
+  strategy is made with)."""
+  import types  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from t2t_keras.training.strategy import multi_worker_strategy  # pylint: disable=g-import-not-at-top
+  made = multi_worker_strategy(gpus, distribute=types.SimpleNamespace(
+      experimental=tf.distribute.experimental,
+      MultiWorkerMirroredStrategy=lambda **kwargs: kwargs))
+  chosen = made["communication_options"].implementation
+  assert chosen == getattr(
+      tf.distribute.experimental.CommunicationImplementation, implementation)
 
 
 def test_gpu_memory_growth_is_tensorflows_switch(tmp_path):

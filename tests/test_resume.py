@@ -31,7 +31,10 @@ def command(data, out, replicas=1):
           *([f"--cpu_devices={replicas}"] if replicas > 1 else []),
           "--problem=translate_synthetic", "--hparams_set=transformer_tiny",
           "--hparams=hidden_size=32,filter_size=64,num_hidden_layers=1,"
-          "batch_size=512,learning_rate_warmup_steps=4", f"--data_dir={data}",
+          # The average, kept by each replica on its own device, resumes
+          # exactly too.
+          "batch_size=512,learning_rate_warmup_steps=4,ema_decay=0.99",
+          f"--data_dir={data}",
           f"--output_dir={out}", f"--train_steps={STEPS}",
           f"--save_checkpoints_steps={EVERY}", "--save_checkpoints_secs=0",
           "--eval_bleu=false"]   # the weights are compared, not BLEU
@@ -40,7 +43,7 @@ def command(data, out, replicas=1):
 def weights(out):
   reader = tf.train.load_checkpoint(tf.train.latest_checkpoint(str(out)))
   return {k: reader.get_tensor(k) for k in reader.get_variable_to_shape_map()
-          if k.startswith(("model/", "rng/"))}
+          if k.startswith(("model/", "rng/", "ema/"))}
 
 
 def _kill(process, out):

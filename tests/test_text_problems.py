@@ -115,6 +115,27 @@ def test_shards_split_across_input_pipelines(ende):
   assert len(a) + len(b) >= 28000 and len(a & b) < 200   # duplicates in data
 
 
+@pytest.mark.parametrize("pipelines", [3, 4])
+def test_every_example_is_read_at_one_rate_by_any_number_of_pipelines(
+    ende, pipelines):
+  """10 shards over 3 or 4 pipelines (workers), which feed the same number
+  of batches: each pipeline holds as many examples as another within 5%
+  (by file, 3 of 10 shards against 4 made some examples come at 3/4 the
+  rate), and together they hold each record once."""
+  data_dir, _ = ende
+  files = registry.problem("translate_ende").shard_paths(data_dir, "train")
+  assert len(files) == 10
+  every = sum(1 for _ in pipeline.read_records(files))
+  sizes = []
+  for index in range(pipelines):
+    context = tf.distribute.InputContext(num_input_pipelines=pipelines,
+                                         input_pipeline_id=index)
+    sizes.append(sum(1 for _ in pipeline.read_records(
+        files, shuffle_files=True, seed=3, input_context=context)))
+  assert sum(sizes) == every, (sizes, every)
+  assert max(sizes) <= 1.05 * min(sizes), sizes
+
+
 def test_bucket_boundaries():
   bounds = pipeline.bucket_boundaries(64)
   assert bounds[0] == 8 and bounds[-1] == 64

@@ -25,7 +25,8 @@ flags.DEFINE_integer("save_checkpoints_secs", CheckpointPolicy.every_secs,
 flags.DEFINE_integer("save_checkpoints_steps", None,
                      "Save every this many steps as well.")
 flags.DEFINE_integer("worker_gpu", None,
-                     "GPUs (replicas) to use; default: all local GPUs.")
+                     "GPUs (replicas) to use; 0: none, train on the CPU "
+                     "(tensor2tensor's meaning); default: all local GPUs.")
 flags.DEFINE_bool("allow_cpu", False,
                   "With --worker_gpu: train on the devices TensorFlow sees "
                   "when it sees fewer GPUs (default: stop with one line).")

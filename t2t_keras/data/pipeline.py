@@ -47,24 +47,30 @@ def damaged_records(files):
 
 def read_records(files, shuffle_files=False, seed=None, input_context=None):
   """Examples from TFRecord shards, optionally split across input pipelines
-  (one per worker under a tf.distribute strategy)."""
+  (one per worker under a tf.distribute strategy).
+
+  Every example is read at the same rate by every pipeline: the shards are
+  split by file only when they divide evenly among the pipelines (datagen
+  writes them round-robin, so they hold the same number of examples within
+  one); otherwise every pipeline reads all of them in the same (seeded)
+  order and keeps every N-th example.
+  """
   files = sorted(files)
   if not files:
     raise MissingFileError("no data shards found; run t2t-datagen first")
+  pipelines = input_context.num_input_pipelines if input_context else 1
   dataset = tf.data.Dataset.from_tensor_slices(files)
-  if input_context and input_context.num_input_pipelines > 1:
-    if len(files) >= input_context.num_input_pipelines:
-      dataset = dataset.shard(input_context.num_input_pipelines,
-                              input_context.input_pipeline_id)
-      input_context = None  # sharded by file; no need to shard examples
-  if shuffle_files:
+  by_file = pipelines > 1 and len(files) % pipelines == 0
+  if by_file:
+    dataset = dataset.shard(pipelines, input_context.input_pipeline_id)
+  if shuffle_files and (seed is not None or pipelines == 1 or by_file):
+    # Split by example, every pipeline must see the files in one order.
     dataset = dataset.shuffle(len(files), seed=seed)
   dataset = dataset.interleave(tf.data.TFRecordDataset, cycle_length=4,
                                num_parallel_calls=tf.data.AUTOTUNE,
                                deterministic=True)
-  if input_context and input_context.num_input_pipelines > 1:
-    dataset = dataset.shard(input_context.num_input_pipelines,
-                            input_context.input_pipeline_id)
+  if pipelines > 1 and not by_file:
+    dataset = dataset.shard(pipelines, input_context.input_pipeline_id)
   return dataset.map(parse_example, num_parallel_calls=tf.data.AUTOTUNE,
                      deterministic=True)
 

@@ -19,6 +19,7 @@ import tensorflow as tf
 from t2t_keras import checkpoint_io
 from t2t_keras.errors import MissingFileError
 from t2t_keras.logs import log_line
+from t2t_keras.training.cluster import ANY
 from t2t_keras.training.config import CheckpointPolicy
 
 
@@ -41,10 +42,17 @@ class Checkpointer:
           self.checkpoint, directory, max_to_keep=policy.keep)
     self.keep = policy.keep
     self.position = None   # a feed.DataPosition saved with each checkpoint
-    self.agreement = None  # an agreement.WorkerAgreement: saves by step
+    self.cluster = None    # a multi-worker run's cluster.Cluster
     self.before_save = None  # called before each save (the loss check)
     self._last_time = time.time()
     self._last_step = None
+
+  def share_with(self, cluster):
+    """On a multi-worker run: saves by the clock are decided with every
+    worker of ``cluster`` (``training.cluster``), and a save waits until
+    every worker has written its data position."""
+    self.cluster = cluster
+    cluster.ballot("save_due", ANY)
 
   @property
   def latest(self):
@@ -101,10 +109,10 @@ class Checkpointer:
       self.before_save()
     if self.position is not None:
       self.position.save(step, self.directory, self.latest)
-      if self.agreement is not None:
+      if self.cluster is not None:
         # Every worker has written its position before the chief lists the
         # checkpoint (a worker killed in between leaves none listed).
-        self.agreement.all_reached()
+        self.cluster.barrier()
     path = checkpoint_io.save(self.manager, step)
     if self.position is not None:
       # The positions of the steps the run's checkpoints keep (the chief's,
@@ -120,9 +128,11 @@ class Checkpointer:
     due_steps = self.every_steps and step % self.every_steps == 0
     due_secs = bool(self.every_secs and (
         time.time() - self._last_time >= self.every_secs))
-    if self.every_secs and self.agreement is not None:
-      # Each worker's clock differs: all save when any one's time is up.
-      due_secs = self.agreement.any(due_secs)
+    if self.every_secs and self.cluster is not None:
+      # Each worker's clock differs: all save when any one's time is up, at
+      # the same shared decision.
+      self.cluster.vote("save_due", due_secs)
+      due_secs = bool(self.cluster.decision("save_due", step))
     return bool(self.manager and (due_steps or due_secs))
 
 

@@ -35,7 +35,8 @@ class RunConfig:
   eval_every: evaluate on dev every this many steps; None: at the end.
   eval_steps: dev batches per evaluation; None: all of dev.
   checkpoints: a CheckpointPolicy.
-  worker_gpu: GPUs (replicas) to use; None: all local GPUs. More than
+  worker_gpu: GPUs (replicas) to use; 0: none (the CPU, as in
+    tensor2tensor); None: all local GPUs. More than
     TensorFlow sees is an error unless ``allow_cpu``.
   allow_cpu: train on the devices TensorFlow sees when ``worker_gpu``
     asks for more.

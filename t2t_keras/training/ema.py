@@ -15,10 +15,15 @@ t2t-exporter, warm starts) see the averaged weights: while a checkpoint is
 written or dev is evaluated, the model holds the shadow and the shadow slot
 holds the training weights, which the checkpoint keeps under ``ema`` so that
 a resumed run continues the very same training weights and average.
+
+With several replicas each replica averages its own copy of the weights on
+its own device (``strategy.extended.update``, as an optimizer updates its
+slots): the copies are equal, so nothing is sent between devices.
 """
 
 import contextlib
 
+import keras
 import tensorflow as tf
 
 from t2t_keras import registry
@@ -51,13 +56,20 @@ class ExponentialMovingAverage(TrainingHook):
     self._checkpoint = tf.train.Checkpoint(
         **{f"w{i}": v for i, v in enumerate(self.shadow)})
     decay = self.decay
+    extended = trainer.strategy.extended
+    # The tf.Variables behind Keras's (a replica's copy is picked from them).
+    weights = [w.value if isinstance(w, keras.Variable) else w
+               for w in self.weights]
 
     @tf.function(autograph=False)
     def update(step):
       d = tf.minimum(decay, (1.0 + step) / (10.0 + step))
-      for shadow, weight in zip(self.shadow, self.weights):
-        shadow.assign_sub((1.0 - d) * (shadow - tf.cast(
+
+      def average(shadow, weight):
+        return shadow.assign_sub((1.0 - d) * (shadow - tf.cast(
             weight, shadow.dtype)))
+      for shadow, weight in zip(self.shadow, weights):
+        extended.update(shadow, average, args=(weight,), group=False)
     self._update = update
 
   def _swap(self):

@@ -101,6 +101,12 @@ class EvaluationHook(TrainingHook):
         line += f", {self.bleu.decoder.stats.repaired} repaired"
         self.bleu.decoder.stats.repaired = 0
       line += ")"
+    if trainer.cluster.workers > 1:
+      # The best checkpoint and early stopping follow the chief's figures on
+      # every worker (one gather), so all make the same decisions.
+      names = sorted(metrics)
+      metrics = dict(zip(names, map(float, trainer.cluster.from_chief(
+          [metrics[n] for n in names]))))
     with self.writer.as_default(step=trainer.step):
       for name, value in metrics.items():
         tf.summary.scalar(name, value)

@@ -15,9 +15,11 @@ itself, and on a multi-worker run every worker's before the chief's: a
 checkpoint that is listed always has every pipeline's position. Resuming
 reads the position of the restored step; its cost does not grow with the
 step.
-A checkpoint without one (written before positions were kept, or on
-another number of workers) resumes by re-reading the batches its updates
-used (``skip``), said in one line.
+A run resumed on another number of workers (input pipelines) finds no
+position of its own (``others`` names the layout saved) and starts a new
+order, seeded by the step, at once; a checkpoint without any (written
+before positions were kept) resumes by re-reading the batches its updates
+used (``skip``); each said in one line.
 """
 
 import glob
@@ -46,13 +48,15 @@ class TrainingFeed:
 
   Args:
     strategy: the run's tf.distribute strategy.
-    dataset_fn: ``input_context`` -> a dataset of
+    dataset_fn: ``(input_context, seed)`` -> a dataset of
       {"inputs", "targets"} int64 [batch, length] batches.
+    seed: the run's data seed.
   """
 
-  def __init__(self, strategy, dataset_fn):
+  def __init__(self, strategy, dataset_fn, seed=None):
     self.strategy = strategy
     self.dataset_fn = dataset_fn
+    self.seed = seed
     self.pipeline_id, self.num_pipelines = _pipelines()
     self.distributed = strategy.num_replicas_in_sync > 1 or \
         self.num_pipelines > 1
@@ -64,10 +68,12 @@ class TrainingFeed:
     self.iterator = None
     self.element_spec = None
 
-  def start(self, skip_batches=0):
+  def start(self, skip_batches=0, seed=None):
     """Makes the iterator; ``skip_batches``: batches of this pipeline to
-    read past first (the old way of resuming)."""
-    dataset = self.dataset_fn(self.context)
+    read past first (the old way of resuming); ``seed``: another order than
+    the run's seed gives."""
+    dataset = self.dataset_fn(self.context,
+                              self.seed if seed is None else seed)
     if skip_batches:
       dataset = dataset.skip(skip_batches)
     self.iterator = iter(dataset)
@@ -143,6 +149,18 @@ class DataPosition:
       if step not in keep_steps:
         for name in checkpoint_io.files_of(prefix):
           os.remove(name)
+
+  def others(self, step):
+    """The numbers of pipelines (sorted) that saved a position at ``step``
+    in another layout than this feed's."""
+    parent = os.path.dirname(self.directory)
+    found = set()
+    for index in glob.glob(os.path.join(glob.escape(parent), "pipeline-*-of-*",
+                                        f"ckpt-{step}.index")):
+      count = os.path.basename(os.path.dirname(index)).rsplit("-", 1)[1]
+      if count.isdigit() and int(count) != self.feed.num_pipelines:
+        found.add(int(count))
+    return sorted(found)
 
   def restore(self, step):
     """Starts the feed at the position saved with ``step``; returns whether

@@ -118,8 +118,10 @@ class SourceL2Hook(TrainingHook):
         for v, a in zip(variables, self.anchor)])
 
   def adjust_gradients(self, trainer, grads, variables):
-    return [g + tf.cast(2.0 * self.weight * (tf.cast(v, tf.float32) - a),
-                        g.dtype)
+    # Under float16 the loss's gradients are scaled by the loss scale (the
+    # optimizer divides them by it): the pull is scaled alike.
+    pull = 2.0 * self.weight * trainer.gradient_scale()
+    return [g + tf.cast(pull * (tf.cast(v, tf.float32) - a), g.dtype)
             for g, v, a in zip(grads, variables, self.anchor)]
 
 

@@ -33,8 +33,9 @@ from t2t_keras.training.config import CheckpointPolicy, RunConfig  # noqa: F401 
 from t2t_keras.training.run_lock import RunLock
 from t2t_keras.training.strategy import (local_devices, make_strategy,
                                          num_workers)
-from t2t_keras.training.agreement import WorkerAgreement
-from t2t_keras.training.workers import PEER_ERRORS, peer_failure, worker_dirs
+from t2t_keras.training.workers import (PEER_ERRORS, agree_on_precision,
+                                       peer_failure, start_from_chief,
+                                       worker_dirs)
 from t2t_keras.training.signals import SignalStopHook
 from t2t_keras.training.time_limit import TimeLimitHook
 from t2t_keras.training.trainer import Trainer
@@ -44,7 +45,7 @@ from t2t_keras.training.warm_start import warm_start
 
 
 def resolve_hparams(hparams_set, overrides="", output_dir=None,
-                    log=log_line, keep_saved=()):
+                    log=log_line, keep_saved=(), worker_gpu=None):
   """The hparams set with ``overrides`` applied, ``activation_dtype=auto``
   resolved for this machine, or to the precision the run in ``output_dir``
   trained in when it resumes one (the choice and its reason logged).
@@ -53,6 +54,8 @@ def resolve_hparams(hparams_set, overrides="", output_dir=None,
   the same command, its values must agree: resuming with other hparams
   would silently train a different model. ``keep_saved``: names the run
   derived when it started (``--warm_start_schedule``'s), taken from it.
+  ``worker_gpu``: the GPUs the run will use (the first N; None: all), the
+  only ones ``auto`` looks at.
   """
   hparams = registry.hparams(hparams_set).parse(overrides)
   hparam_ranges.check(hparams.values(), hparam_ranges.MODEL, "--hparams")
@@ -66,7 +69,7 @@ def resolve_hparams(hparams_set, overrides="", output_dir=None,
       why = f"the run in {output_dir} trained in it"
     else:
       gpus = [tf.config.experimental.get_device_details(gpu)
-              for gpu in tf.config.list_physical_devices("GPU")]
+              for gpu in tf.config.list_physical_devices("GPU")[:worker_gpu]]
       dtype, why = choose_activation_dtype(cpu_flags(), gpus)
     hparams.activation_dtype = dtype
     log(f"activation_dtype=auto: {dtype}, since {why}")
@@ -127,25 +130,35 @@ def report_long_examples(problem, data_dir, max_length, log):
       log(line)
 
 
-def _training_feed(trainer, restored, dataset_fn, run_dir, log):
+def _training_feed(trainer, restored, make_batches, seed, run_dir, log):
   """(the run's ``TrainingFeed``, its ``DataPosition``): one iterator for the
-  whole run; a resumed run continues it from the position saved with the
-  restored step, or, for a checkpoint without one, by re-reading the
-  batches the restored updates used, so it sees what an unbroken run would
-  see."""
-  training_feed = TrainingFeed(trainer.strategy, dataset_fn)
+  whole run, over ``make_batches(input_context, seed)``. A resumed run
+  continues it from the position saved with the restored step. Saved by
+  another number of input pipelines (workers), the positions cannot be
+  split or joined: the data starts a new order, seeded by ``seed`` and the
+  step, at once. A checkpoint without any position (written before
+  positions were kept) re-reads the batches its updates used, so it sees
+  what an unbroken run would see."""
+  step = trainer.step
+  training_feed = TrainingFeed(trainer.strategy, make_batches, seed)
   position = DataPosition(run_dir, training_feed)
   if not restored:
     training_feed.start()
-  elif position.restore(trainer.step):
+  elif position.restore(step):
     log(f"continuing the training data from its position at step "
-        f"{trainer.step:,} ({position.path(trainer.step)})")
+        f"{step:,} ({position.path(step)})")
+  elif position.others(step):
+    training_feed.start(seed=seed + step)
+    log(f"{restored} was saved by {position.others(step)[0]} input "
+        f"pipeline(s) and this run has {training_feed.num_pipelines} (one a "
+        f"worker): the training data starts a new order (seed {seed} + "
+        f"step {step:,}) rather than re-reading what the updates used")
   else:
-    skip = trainer.step * training_feed.batches_per_update(
-        trainer.accumulation)
+    skip = step * training_feed.batches_per_update(trainer.accumulation)
     log(f"{restored} has no saved data position for this input pipeline "
-        f"(written before positions were kept, or on another number of "
-        f"workers): re-reading the {skip:,} batch(es) its updates used")
+        f"(written before positions were kept, or by a worker that cannot "
+        f"read {run_dir}): re-reading the {skip:,} batch(es) its updates "
+        "used")
     training_feed.start(skip)
   return training_feed, position
 
@@ -181,9 +194,11 @@ def _train(config, log):
   hparams = resolve_hparams(
       c.hparams_set, c.hparams_overrides, c.output_dir, log,
       keep_saved=() if c.warm_start_schedule in ("", "restart") else
-      finetune.SCHEDULE_HPARAMS)
+      finetune.SCHEDULE_HPARAMS, worker_gpu=c.worker_gpu)
   train_steps = c.train_steps or hparams.train_steps
   strategy = make_strategy(c.worker_gpu, c.cpu_devices, c.allow_cpu)
+  if num_workers() > 1:
+    agree_on_precision(strategy, hparams, log)
   keras.utils.set_random_seed(c.seed)
   input_vocab, target_vocab = problem.vocab_sizes(c.data_dir)
   # Settings the problem cannot take are refused before anything is written.
@@ -238,7 +253,7 @@ def _train(config, log):
                         c.jit_compile, train_steps, hooks, objective,
                         shared_dir=chief_dir)
       if num_workers() > 1:
-        trainer.checkpointer.agreement = WorkerAgreement(strategy)
+        trainer.checkpointer.share_with(trainer.cluster)
       restored = trainer.restore(log)
       if restored:
         log(f"resumed from {restored} at step {trainer.step}" + (
@@ -251,6 +266,8 @@ def _train(config, log):
             if c.warm_start_optimizer else ", a fresh optimizer, step 0"))
         if planned.maps is not None:
           log(planned.describe())
+      if num_workers() > 1:
+        restored = start_from_chief(trainer, restored, log)
       trainer.begin(restored=bool(restored))
       log(f"training {c.model}/{c.hparams_set} on {c.problem}: "
           f"{trainer.model.count_params():,} parameters, "
@@ -291,10 +308,10 @@ def _train(config, log):
             f"{evaluation.keeper.describe()}")
         return None
       train_data = trainer.feed(*_training_feed(
-          trainer, restored, lambda ctx: problem.batches(
-              "train", c.data_dir, hparams, seed=c.seed, input_context=ctx,
+          trainer, restored, lambda ctx, seed: problem.batches(
+              "train", c.data_dir, hparams, seed=seed, input_context=ctx,
               pad_to_bounds=c.jit_compile),
-          c.output_dir, log))
+          c.seed, c.output_dir, log))
       try:
         trainer.fit(train_data, train_steps,
                     log_every=max(1, min(100, eval_every)), log=log,
@@ -307,9 +324,13 @@ def _train(config, log):
       finally:
         train_data.close()
       if trainer.interrupted:
+        why = (f"at step {trainer.step} with the other workers (one was "
+               "stopped by a signal)" if trainer.stopped_for_peer else
+               f"by {trainer.stop_reason} at step {trainer.step}")
+        saved = (f"the chief saved {tf.train.latest_checkpoint(c.output_dir)}"
+                 if not chief else f"saved {trainer.checkpointer.latest}")
         raise Interrupted(trainer.interrupted, (
-            f"stopped by {trainer.stop_reason} at step {trainer.step}: "
-            f"saved {trainer.checkpointer.latest}; the same command "
-            "resumes from it"))
+            f"stopped {why}: {saved}; the same command resumes from it" + (
+                " on every worker" if num_workers() > 1 else "")))
       metrics = evaluation.metrics
     return metrics

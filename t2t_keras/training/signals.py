@@ -2,7 +2,11 @@
 Ctrl-C, a closed terminal or dropped ssh session):
 the update in flight ends, the step reached is checkpointed (CheckpointHook
 at the end of ``fit``) and ``fit`` returns with ``trainer.interrupted`` set
-to the signal's number; t2t-trainer then says where the run resumes. No
+to the signal's number; t2t-trainer then says where the run resumes. On a
+multi-worker run the signalled worker votes to stop (``training.cluster``)
+and every worker stops after the same update, within ``decide_every``
+updates, and saves it together; one signalled node never leaves the others
+waiting in a collective. No
 evaluation runs on the way out (a scheduler's grace period is short). A
 second signal acts at once, with the handlers that were there before.
 """
@@ -10,6 +14,7 @@ second signal acts at once, with the handlers that were there before.
 import signal
 import threading
 
+from t2t_keras.training.cluster import ANY
 from t2t_keras.training.hooks import TrainingHook
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -22,6 +27,28 @@ class SignalStopHook(TrainingHook):
 
   def __init__(self):
     self.previous = {}
+    self.asked = None      # the signal's name, on the worker that got it
+
+  def attach(self, trainer):
+    trainer.cluster.ballot("stop", ANY)
+
+  def _stop(self, trainer, signum):
+    """Stops ``trainer`` after this update with one worker; with several,
+    votes to stop, and every worker stops at the next shared decision."""
+    trainer.interrupted = signum
+    self.asked = signal.Signals(signum).name
+    if trainer.cluster.workers == 1:
+      trainer.stop_reason = trainer.stop_reason or self.asked
+    else:
+      trainer.cluster.vote("stop", 1.0)
+
+  def after_update(self, trainer, step, logs):
+    if trainer.cluster.decision("stop", step) and trainer.stop_reason is None:
+      trainer.stop_reason = self.asked or "another worker's signal"
+      if trainer.interrupted is None:
+        # Stopped for another worker's signal: it leaves as quickly.
+        trainer.interrupted = signal.SIGTERM
+        trainer.stopped_for_peer = True
 
   def begin(self, trainer, restored):
     del restored
@@ -31,8 +58,7 @@ class SignalStopHook(TrainingHook):
 
     def stop(signum, frame):
       del frame
-      trainer.interrupted = signum
-      trainer.stop_reason = signal.Signals(signum).name
+      self._stop(trainer, signum)
       self._restore()
 
     # A signal the process was started ignoring stays ignored (nohup's

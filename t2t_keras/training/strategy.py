@@ -1,6 +1,8 @@
 """Which tf.distribute strategy a run uses.
 
-- TF_CONFIG naming several workers: MultiWorkerMirroredStrategy.
+- TF_CONFIG naming several workers: MultiWorkerMirroredStrategy, its
+  all-reduces by NCCL when the workers train on GPUs (TensorFlow picks its
+  ring over gRPC unless asked), by the ring on CPUs.
 - Otherwise MirroredStrategy over the local GPUs (all of them, or the first
   ``worker_gpu``), or over ``cpu_devices`` logical CPUs: the CPU split into
   N devices, so the multi-replica path runs and is tested without GPUs.
@@ -73,12 +75,13 @@ def check_gpus(worker_gpu, seen, built_with_cuda, allow_cpu=False,
 
 
 def limit_gpus(worker_gpu, config=tf.config):
-  """Makes only the first ``worker_gpu`` GPUs visible (all: None), so that
-  TensorFlow starts (and maps the memory of) those alone. Must run before
-  TensorFlow starts its devices; ``config``: ``tf.config`` (a test passes a
-  stand-in). Returns the GPUs left visible."""
+  """Makes only the first ``worker_gpu`` GPUs visible (all: None; none: 0,
+  tensor2tensor's way of asking for the CPU), so that TensorFlow starts
+  (and maps the memory of) those alone. Must run before TensorFlow starts
+  its devices; ``config``: ``tf.config`` (a test passes a stand-in).
+  Returns the GPUs left visible."""
   gpus = config.list_physical_devices("GPU")
-  if worker_gpu and len(gpus) > worker_gpu:
+  if worker_gpu is not None and len(gpus) > worker_gpu:
     gpus = gpus[:worker_gpu]
     config.set_visible_devices(gpus, "GPU")
   return gpus
@@ -94,6 +97,17 @@ def local_devices(strategy):
     return ["/device:GPU:0" if gpus else "/device:CPU:0"]
 
 
+def multi_worker_strategy(gpus, distribute=tf.distribute):
+  """MultiWorkerMirroredStrategy whose collectives run over NCCL between
+  ``gpus`` (the visible ones), or TensorFlow's ring without GPUs.
+  ``distribute``: ``tf.distribute`` (a test passes a stand-in)."""
+  implementation = distribute.experimental.CommunicationImplementation
+  return distribute.MultiWorkerMirroredStrategy(
+      communication_options=distribute.experimental.CommunicationOptions(
+          implementation=implementation.NCCL if gpus else
+          implementation.RING))
+
+
 def make_strategy(worker_gpu=None, cpu_devices=None, allow_cpu=False):
   """The strategy for this process (see the module docstring); asking for
   more GPUs than TensorFlow sees is ``check_gpus``'s error. Only the GPUs it
@@ -103,9 +117,10 @@ def make_strategy(worker_gpu=None, cpu_devices=None, allow_cpu=False):
              logs.native_errors())
   limit_gpus(worker_gpu)
   if num_workers() > 1:
+    gpus = tf.config.get_visible_devices("GPU")
     if cpu_devices and cpu_devices > 1:
       split_cpu(cpu_devices)
-    return tf.distribute.MultiWorkerMirroredStrategy()
+    return multi_worker_strategy(gpus)
   gpus = tf.config.get_visible_devices("GPU")
   if gpus:
     count = len(gpus)

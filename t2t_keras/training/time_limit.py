@@ -7,8 +7,8 @@ update, evaluations and checkpoints between them included, and is kept in
 every checkpoint: a run interrupted and resumed goes on counting from its
 last checkpoint's total, and the same command run again after the limit
 applies no more updates. In a
-multi-worker run the workers stop on the mean of their clocks, so all of
-them stop after the same update.
+multi-worker run the workers vote with their clocks (``training.cluster``)
+and stop on the mean, so all of them stop after the same update.
 """
 
 import time
@@ -16,9 +16,8 @@ import time
 import tensorflow as tf
 
 from t2t_keras.errors import UserError
-from t2t_keras.training.agreement import WorkerAgreement
+from t2t_keras.training.cluster import MEAN
 from t2t_keras.training.hooks import TrainingHook
-from t2t_keras.training.strategy import num_workers
 
 
 class TimeLimitHook(TrainingHook):
@@ -36,24 +35,29 @@ class TimeLimitHook(TrainingHook):
     self.log = log
     self.seconds = None          # tf.Variable: seconds trained so far
     self._start = self._before = 0.0
-    self._agree = None
+    self._cluster = None
 
   def attach(self, trainer):
     with trainer.strategy.scope():
       self.seconds = tf.Variable(0.0, trainable=False, dtype=tf.float64,
                                  name="trained_seconds")
-    if num_workers() > 1:
+    if trainer.cluster.workers > 1:
       # The mean of every worker's clock: the same number everywhere.
-      self._agree = WorkerAgreement(trainer.strategy).mean
+      self._cluster = trainer.cluster
+      self._cluster.ballot("trained_seconds", MEAN)
 
   def trackables(self):
     return {"time_limit": tf.train.Checkpoint(seconds=self.seconds)}
 
-  def _trained(self):
+  def _trained(self, step):
+    """Seconds trained after update ``step``: this process's clock alone, or
+    on several workers their mean at a shared decision (None between
+    them)."""
     seconds = self._before + time.time() - self._start
-    if self._agree is not None:
-      seconds = self._agree(seconds)
-    return seconds
+    if self._cluster is None:
+      return seconds
+    self._cluster.vote("trained_seconds", seconds)
+    return self._cluster.decision("trained_seconds", step)
 
   def begin(self, trainer, restored):
     self._before = float(self.seconds.numpy()) if restored else 0.0
@@ -65,7 +69,9 @@ class TimeLimitHook(TrainingHook):
                "(raise --train_minutes to go on)")
 
   def after_update(self, trainer, step, logs):
-    seconds = self._trained()
+    seconds = self._trained(step)
+    if seconds is None:
+      return
     self.seconds.assign(seconds)
     trainer.seconds_left = self.limit - seconds
     if seconds >= self.limit and trainer.stop_reason is None:

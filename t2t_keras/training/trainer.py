@@ -12,7 +12,11 @@ unnormalized gradients and token counts, and the update divides by the
 global count.
 
 Steps are tf.functions whose inputs have unknown batch and length, so
-bucketed shapes never retrace them.
+bucketed shapes never retrace them. An update's figures (loss sum, tokens,
+gradient norm) and the workers' votes (``training.cluster``) ride on the
+all-reduce its gradients make; they stay on the first local replica's
+device, and the host reads them only when a line, a check or a decision
+needs them, so it dispatches the next update while the devices run this one.
 """
 
 import contextlib
@@ -24,6 +28,7 @@ from t2t_keras.errors import UserError
 from t2t_keras.kernels.distribute import no_gradient_all_reduce
 from t2t_keras.logs import log_line
 from t2t_keras.training.checkpoints import Checkpointer
+from t2t_keras.training.cluster import Cluster
 from t2t_keras.training.config import CheckpointPolicy
 from t2t_keras.training.hooks import (CheckpointHook, ProgressHook, StepLogs,
                                      SummaryHook)
@@ -33,6 +38,7 @@ from t2t_keras.training.optimizer import optimizer_from_hparams
 
 _FEATURE_SPEC = {"inputs": tf.TensorSpec([None, None], tf.int64),
                  "targets": tf.TensorSpec([None, None], tf.int64)}
+_VOTES_SPEC = tf.TensorSpec([None], tf.float32)
 _SUM = tf.distribute.ReduceOp.SUM
 
 
@@ -70,10 +76,13 @@ class Trainer:
     self.objective = objective or Softmax()
     self.hooks = list(hooks)
     self.stop_reason = None      # a hook's reason to end fit
+    self.stopped_for_peer = False  # stopped for another worker's signal
     self.interrupted = None      # the signal that stopped fit, if one did
     self.seconds_left = math.inf  # a hook's bound on the time left
     self._begun = False
     self.strategy = strategy or tf.distribute.get_strategy()
+    self.cluster = Cluster(self.strategy)
+    self.decide_every = 1   # updates between shared decisions (``fit``)
     self.accumulation = max(1, int(hparams.get(
         "gradient_accumulation_steps", 1)))
     with self.strategy.scope():
@@ -90,6 +99,7 @@ class Trainer:
         self._accumulators = [tf.Variable(tf.zeros_like(v), **local_sum)
                               for v in self.model.trainable_variables]
         self._accumulated_tokens = tf.Variable(0.0, **local_sum)
+        self._accumulated_loss = tf.Variable(0.0, **local_sum)
     # Keras keeps the dropout masks' random state in seed-generator
     # variables that TensorFlow's object-based checkpoints do not see; they
     # are saved beside the model so that a resumed run draws the masks an
@@ -122,35 +132,37 @@ class Trainer:
     self._pending = []      # (step, loss tensor) not yet checked
     self._loss_scaled = hasattr(self.optimizer, "dynamic_scale")
 
-  def _compiled(self, name, fn, takes_batch=True):
-    """tf.function of ``fn``, traced once: its input signature is the
+  def _compiled(self, name, fn, takes=("batch",)):
+    """tf.function of ``fn``, traced once: a batch's signature is the
     distributed datasets' element spec (unknown batch and length), or plain
-    [None, None] tensors before any dataset was distributed."""
+    [None, None] tensors before any dataset was distributed; the votes are
+    float32 [None]."""
     if name not in self._functions:
-      signature = [self._input_spec or _FEATURE_SPEC] if takes_batch else []
+      specs = {"batch": self._input_spec or _FEATURE_SPEC,
+               "votes": _VOTES_SPEC}
       self._functions[name] = tf.function(
-          fn, input_signature=signature, autograph=False,
+          fn, input_signature=[specs[t] for t in takes], autograph=False,
           jit_compile=self.jit_compile and not self._jit_per_replica)
     return self._functions[name]
 
   @property
   def _update_step(self):
-    return self._compiled("update", self._distributed(self._replica_update))
+    return self._compiled("update", self._on_replicas(self._replica_update),
+                          takes=("batch", "votes"))
 
   @property
   def _accumulate_step(self):
     return self._compiled("accumulate",
-                          self._distributed(self._replica_accumulate))
+                          self._on_replicas(self._replica_accumulate))
 
   @property
   def _apply_step(self):
-    return self._compiled("apply",
-                          lambda: self.strategy.run(self._replica_apply),
-                          takes_batch=False)
+    return self._compiled("apply", self._on_replicas(self._replica_apply),
+                          takes=("votes",))
 
   @property
   def _eval_step(self):
-    return self._compiled("eval", self._distributed(self._replica_score))
+    return self._compiled("eval", self._reduced(self._replica_score))
 
   @property
   def step(self):
@@ -160,6 +172,11 @@ class Trainer:
     if self._step is None or self._loss_scaled:
       self._step = int(self.optimizer.iterations.numpy())
     return self._step
+
+  def forget_step(self):
+    """The step is read from the optimizer again (its state was set from
+    elsewhere)."""
+    self._step = None
 
   def restore(self, log=log_line):
     """Restores the newest checkpoint that reads (see ``Checkpointer``);
@@ -201,9 +218,20 @@ class Trainer:
       hook.begin(self, restored)
 
   # -- replica functions ------------------------------------------------------
-  def _distributed(self, replica_fn):
-    def step(features):
-      results = self.strategy.run(replica_fn, args=(features,))
+  def _on_replicas(self, replica_fn):
+    """A step that runs ``replica_fn`` on every replica and returns its
+    results (the same on every replica: all-reduced) from the first local
+    one, on that replica's device."""
+    def step(*args):
+      results = self.strategy.run(replica_fn, args=args)
+      return tuple(self.strategy.experimental_local_results(r)[0]
+                   for r in results)
+    return step
+
+  def _reduced(self, replica_fn):
+    """A step whose per-replica results are summed (on the host)."""
+    def step(*args):
+      results = self.strategy.run(replica_fn, args=args)
       return tuple(self.strategy.reduce(_SUM, r, axis=None) for r in results)
     return step
 
@@ -223,48 +251,63 @@ class Trainer:
     grads = tape.gradient(scaled, self.model.trainable_variables)
     return loss_sum, tokens, grads
 
-  def _apply(self, grads):
+  def _apply(self, grads, figures, votes):
     """Sums this replica's gradients (already divided by the global token
-    count) over all replicas and applies them; returns their global norm
-    (of the unscaled gradients under float16 loss scaling)."""
-    grads = _all_reduce_sum(grads)
+    count), ``figures`` (float32 [n]: its loss sum...) and ``votes`` over all
+    replicas in one all-reduce and applies the gradients. Returns (the
+    summed figures, the global norm of the gradients (unscaled under float16
+    loss scaling), the summed votes)."""
+    grads = list(grads)
+    extra = tf.concat([tf.cast(figures, tf.float32), votes], 0)
+    reduced = _all_reduce_sum(grads + [extra])
+    grads, extra = reduced[:-1], reduced[-1]
     for hook in self.hooks:   # e.g. training.finetune's
       grads = hook.adjust_gradients(self, grads,
                                     self.model.trainable_variables)
     norm = tf.linalg.global_norm(grads)
     # Under float16 the gradients are of the scaled loss: report the norm of
     # the true gradients (read the scale before the update changes it).
-    scale = getattr(self.optimizer, "dynamic_scale", None)
-    if scale is not None:
-      norm = norm / tf.cast(scale, norm.dtype)
+    norm = norm / tf.cast(self.gradient_scale(), norm.dtype)
     self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
-    return norm
+    size = figures.shape[0]
+    return extra[:size], norm, extra[size:]
 
-  def _replica_update(self, features):
+  def gradient_scale(self):
+    """What the gradients a hook adjusts are multiplied by: float16's loss
+    scale under loss scaling, else 1. A hook that adds a gradient of its own
+    multiplies it by this (the optimizer divides every gradient by it)."""
+    scale = getattr(self.optimizer, "dynamic_scale", None)
+    return tf.constant(1.0) if scale is None else \
+        tf.cast(scale, tf.float32)
+
+  def _replica_update(self, features, votes):
     # The global token count is known before the backward pass: the loss is
     # divided by it, not every gradient after (one pass over all of them).
-    global_tokens = tf.maximum(
-        _all_reduce_sum(count_tokens(features["targets"])), 1.0)
-    loss_sum, tokens, grads = self._loss_and_grads(features, global_tokens)
-    norm = self._apply(grads)
-    return loss_sum, tokens, norm / self.strategy.num_replicas_in_sync
+    tokens = _all_reduce_sum(count_tokens(features["targets"]))
+    loss_sum, _, grads = self._loss_and_grads(features,
+                                              tf.maximum(tokens, 1.0))
+    summed, norm, votes = self._apply(grads, loss_sum[None], votes)
+    return summed[0] / tf.maximum(tokens, 1.0), tokens, norm, votes
 
   def _replica_accumulate(self, features):
     loss_sum, tokens, grads = self._loss_and_grads(features)
     for accumulator, grad in zip(self._accumulators, grads):
       accumulator.assign_add(grad)
     self._accumulated_tokens.assign_add(tokens)
-    return loss_sum, tokens
+    self._accumulated_loss.assign_add(loss_sum)
+    return (tokens,)
 
-  def _replica_apply(self):
-    global_tokens = tf.maximum(
-        _all_reduce_sum(self._accumulated_tokens.read_value()), 1.0)
-    norm = self._apply([a.read_value() / global_tokens
-                        for a in self._accumulators])
+  def _replica_apply(self, votes):
+    tokens = _all_reduce_sum(self._accumulated_tokens.read_value())
+    global_tokens = tf.maximum(tokens, 1.0)
+    summed, norm, votes = self._apply(
+        [a.read_value() / global_tokens for a in self._accumulators],
+        self._accumulated_loss.read_value()[None], votes)
     for accumulator in self._accumulators:
       accumulator.assign(tf.zeros_like(accumulator))
     self._accumulated_tokens.assign(0.0)
-    return norm
+    self._accumulated_loss.assign(0.0)
+    return summed[0] / global_tokens, tokens, norm, votes
 
   def _replica_score(self, features):
     return self.objective.score(self.model, features)
@@ -274,26 +317,24 @@ class Trainer:
     """One update from ``gradient_accumulation_steps`` (distributed)
     micro-batches. Returns (mean smoothed loss per token, tokens, gradient
     norm), read from the device."""
-    loss, tokens, norm = self._train_step(micro_batches)
+    loss, tokens, norm, _ = self._train_step(micro_batches)
     return float(loss), float(tokens), float(norm)
 
   def _train_step(self, micro_batches):
-    """``train_step``'s figures as tensors, not read from the device: the
-    host goes on to the next update while the device runs this one."""
+    """``train_step``'s figures (mean loss per token, tokens, norm) and the
+    summed votes as tensors made on the first local replica's device, not
+    read: the host goes on to the next update while the devices run this
+    one."""
     micro_batches = list(micro_batches)
     if len(micro_batches) != self.accumulation:
       raise ValueError(f"expected {self.accumulation} micro-batches, got "
                        f"{len(micro_batches)}")
+    votes = tf.constant(self.cluster.votes())
     if self.accumulation == 1:
-      loss_sum, tokens, norm = self._update_step(micro_batches[0])
-    else:
-      loss_sum = tokens = 0.0
-      for batch in micro_batches:
-        l, n = self._accumulate_step(batch)
-        loss_sum, tokens = loss_sum + l, tokens + n
-      norm = self.strategy.reduce(_SUM, self._apply_step(), axis=None) / \
-          self.strategy.num_replicas_in_sync
-    return loss_sum / tf.maximum(tokens, 1.0), tokens, norm
+      return self._update_step(micro_batches[0], votes)
+    for batch in micro_batches:
+      self._accumulate_step(batch)
+    return self._apply_step(votes)
 
   def distribute(self, dataset_fn):
     """``dataset_fn(input_context)`` -> per-replica dataset, distributed.
@@ -346,17 +387,26 @@ class Trainer:
       hook.begin(self, restored=self.step > 0)
     iterator = iter(data)
     step = self.step
+    # Several workers decide together every ``decide_every`` updates, from
+    # the votes the previous update summed (read while this one runs).
+    self.decide_every = max(1, min(log_every, 10))
+    voted = None
     while step < train_steps and self.stop_reason is None:
       micro = [next(iterator) for _ in range(self.accumulation)]
-      loss, tokens, norm = self._train_step(micro)
+      loss, tokens, norm, votes = self._train_step(micro)
       if self._loss_scaled:
         previous, step = step, self.step
         if step == previous:
           # float16 loss scaling skipped this update (its gradients
-          # overflowed): no step to log, evaluate or save.
+          # overflowed, on every replica alike): no step to log, evaluate
+          # or save.
           continue
       else:
         step = self._step = step + 1
+      if self.cluster.workers > 1 and step % self.decide_every == 0 and \
+          voted is not None:
+        self.cluster.agree(voted.numpy(), step)
+      voted = votes
       self._pending.append((step, loss))
       if step % log_every == 0 or step >= train_steps:
         self.check_finite()

@@ -3,9 +3,12 @@ lays them out: TF_CONFIG names a ``chief`` and/or ``worker`` tasks; the
 chief (or worker 0 when there is none) writes the run directory; every
 other worker restores the chief's checkpoint and writes its own saves to a
 temporary directory, ``RUN/workertemp_I``, keeping one. Saves are decided
-by step on all of them (``agreement``), so all save the same steps. A
-worker that dies makes the collectives of the others fail; that failure is
-said in one line naming the worker, not as TensorFlow's traceback.
+by step on all of them (``cluster``), so all save the same steps. A
+worker that cannot read the chief's run directory (no shared folder) is
+not left on other weights: ``start_from_chief`` compares what every worker
+restored and hands the chief's state to those that differ. A worker that
+dies makes the collectives of the others fail; that failure is said in one
+line naming the worker, not as TensorFlow's traceback.
 """
 
 import dataclasses
@@ -16,6 +19,8 @@ import re
 import tensorflow as tf
 
 from t2t_keras.errors import UserError
+from t2t_keras.models.precision import POLICIES
+from t2t_keras.training.cluster import Cluster, state_variables
 from t2t_keras.training.strategy import num_workers, worker_index
 
 # What the collectives of the other workers raise when one is gone.
@@ -59,3 +64,58 @@ def _me():
   tasks."""
   task = json.loads(os.environ.get("TF_CONFIG", "{}") or "{}").get("task", {})
   return task.get("type", ""), str(task.get("index", 0))
+
+
+def start_from_chief(trainer, restored, log):
+  """Makes every worker start from the chief's state, whatever each one
+  restored (``restored``: this worker's checkpoint path, or None): the
+  step and a fingerprint of every saved variable are gathered; where any
+  differs (a worker that cannot read the chief's run directory restored
+  another checkpoint or none), every variable is taken from the chief over
+  the collective, said in one line, and compared again. Returns what this
+  worker now starts from: its checkpoint, the chief's step as
+  "the chief's checkpoint (step N)", or None for a fresh start."""
+  cluster = trainer.cluster
+  variables = state_variables(trainer.checkpointer.checkpoint)
+  mine = [trainer.step] + cluster.fingerprint(variables)
+  differ = cluster.differing(mine)
+  if not differ:
+    return restored
+  chief_step = int(cluster.from_chief([trainer.step])[0])
+  names = ", ".join(f"worker {r}" for r in differ)
+  log(f"{names} of the {cluster.workers} did not restore the chief's state "
+      f"(step {chief_step:,}" + (
+          f"; this worker restored {restored or 'nothing'}, step "
+          f"{trainer.step:,}, from {trainer.checkpointer.shared_dir}"
+          if cluster.rank in differ else "") +
+      "): every worker takes the chief's weights and optimizer state over "
+      "the network (give every worker the chief's --output_dir as a shared "
+      "folder to restore it from disk)")
+  cluster.take_chief_state(variables)
+  trainer.forget_step()
+  still = cluster.differing([trainer.step] + cluster.fingerprint(variables))
+  if still:
+    raise UserError(f"worker(s) {', '.join(map(str, still))} still hold "
+                    "another state after taking the chief's; nothing was "
+                    "trained")
+  if cluster.rank in differ:
+    return f"the chief's checkpoint (step {chief_step:,})" if chief_step \
+        else None
+  return restored
+
+
+PRECISIONS = tuple(POLICIES)
+
+
+def agree_on_precision(strategy, hparams, log):
+  """Sets ``hparams.activation_dtype`` to the chief's on every worker (one
+  gather): ``activation_dtype=auto`` is resolved from each machine's own
+  devices (or a run directory only the chief may see), and workers that
+  built their variables in other dtypes would wait on each other."""
+  mine = hparams.activation_dtype
+  chief = PRECISIONS[int(Cluster(strategy).from_chief(
+      [PRECISIONS.index(mine)])[0])]
+  if chief != mine:
+    log(f"activation_dtype: {chief}, the chief's (this worker chose {mine}): "
+        "every worker trains in one precision")
+    hparams.activation_dtype = chief
