@@ -45,3 +45,30 @@ def test_the_batch_fits_the_memory_within_its_bounds():
                                         memory=10 ** 6 * one) == 1024
   given = decode_hparams("batch_size=7")
   assert device_batch.decode_batch_size(model, given, memory=10 ** 12) == 7
+
+
+def test_gpu_memory_is_the_first_visible_gpus_and_what_is_free_on_it():
+  """Stand-ins for TensorFlow and device_lib: with GPUs 0-3 and only 2 and 3
+  visible (--worker_gpu, CUDA_VISIBLE_DEVICES), device_lib is asked about
+  physical GPU 2 alone, and what TensorFlow holds there already is left."""
+  import types  # pylint: disable=g-import-not-at-top
+  asked = []
+  visible = [types.SimpleNamespace(name=f"/physical_device:GPU:{i}")
+             for i in (2, 3)]
+  fake_tf = types.SimpleNamespace(
+      compat=tf.compat,
+      config=types.SimpleNamespace(
+          get_visible_devices=lambda kind: visible if kind == "GPU" else [],
+          experimental=types.SimpleNamespace(
+              get_memory_info=lambda name: {"current": 3 << 30,
+                                            "peak": 5 << 30})))
+
+  def list_local_devices(config):
+    asked.append(config.gpu_options.visible_device_list)
+    return [types.SimpleNamespace(device_type="CPU", memory_limit=1 << 40),
+            types.SimpleNamespace(device_type="GPU", memory_limit=70 << 30)]
+  fake_lib = types.SimpleNamespace(list_local_devices=list_local_devices)
+  assert device_batch.tensorflow_gpu_memory(fake_tf, fake_lib) == 67 << 30
+  assert asked == ["2"]
+  visible.clear()
+  assert device_batch.tensorflow_gpu_memory(fake_tf, fake_lib) is None

@@ -21,8 +21,8 @@ MAX_SENTENCES = 1024
 
 
 def accelerator_memory():
-  """Bytes Keras's backend (TensorFlow or JAX) may use on its first GPU,
-  or None without one."""
+  """Bytes Keras's backend (TensorFlow or JAX) may still use on its first
+  visible GPU, or None without one."""
   import keras  # pylint: disable=g-import-not-at-top
   if keras.backend.backend() == "jax":
     import jax  # pylint: disable=g-import-not-at-top
@@ -31,12 +31,27 @@ def accelerator_memory():
       return None
     return (device.memory_stats() or {}).get("bytes_limit")
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  if not tf.config.list_physical_devices("GPU"):
-    return None
   from tensorflow.python.client import device_lib  # pylint: disable=g-import-not-at-top
-  limits = [d.memory_limit for d in device_lib.list_local_devices()
+  return tensorflow_gpu_memory(tf, device_lib)
+
+
+def tensorflow_gpu_memory(tf, device_lib):
+  """Bytes TensorFlow may still take on its first visible GPU: its
+  allocator's limit less what it holds now (the model's weights), or None
+  without a visible GPU. Only that GPU is asked about (``device_lib``
+  would otherwise start every physical GPU, the ones ``--worker_gpu`` hid
+  too). ``tf``, ``device_lib``: TensorFlow's (a test passes stand-ins)."""
+  visible = tf.config.get_visible_devices("GPU")
+  if not visible:
+    return None
+  config = tf.compat.v1.ConfigProto()
+  config.gpu_options.visible_device_list = visible[0].name.rsplit(":", 1)[1]
+  limits = [d.memory_limit for d in device_lib.list_local_devices(config)
             if d.device_type == "GPU"]
-  return limits[0] if limits else None
+  if not limits:
+    return None
+  used = tf.config.experimental.get_memory_info("GPU:0").get("current", 0)
+  return max(int(limits[0]) - int(used), 0)
 
 
 def sentence_bytes(model, hparams, source_length):
