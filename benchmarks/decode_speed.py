@@ -3,12 +3,15 @@
 1. A transformer_base-sized model (vocabulary 37,000) with random weights
    on random 25-token inputs: it seldom emits EOS, so most sentences run to
    the limit, input length + 50 (a worst case).
-2. With --model_dir, --data_dir, --problem and --source_file: a trained
-   model on real sentences.
+2. With --model_dir, --data_dir, --problem and --source_file (or --split,
+   one of the problem's): a trained model on real sentences, timed after
+   --warmup batches decoded first (tracing, and a GPU's autotuning).
+   --trained_only skips 1.
 
 Usage: python benchmarks/decode_speed.py [--sentences 64]
          [--model_dir RUN --data_dir DATA --problem translate_ende
-          --source_file ../shared/data/multi30k/test_2016_flickr.en]
+          (--source_file ../shared/data/multi30k/test_2016_flickr.en |
+           --split test) [--warmup 4] [--trained_only]]
 """
 
 import argparse
@@ -51,9 +54,15 @@ def trained(args):
   model, _, _, _ = load_model_from_dir(args.model_dir)
   vocab = registry.problem(args.problem).vocab(args.data_dir)
   decoder = Decoder(model, vocab, decode_hparams("beam_size=4,batch_size=32"))
-  with open(args.source_file, encoding="utf-8") as f:
-    lines = [line.rstrip("\n") for line in f][:args.sentences]
-  decoder.decode(lines[:32])                           # trace
+  if args.split:
+    from t2t_keras.decoding.run import split_text  # pylint: disable=g-import-not-at-top
+    problem = registry.problem(args.problem).for_data(args.data_dir)
+    _, lines, _ = split_text(problem, args.data_dir, args.split)
+  else:
+    with open(args.source_file, encoding="utf-8") as f:
+      lines = [line.rstrip("\n") for line in f]
+  lines = lines[:args.sentences]
+  decoder.decode(lines[:32 * args.warmup])           # trace, autotune
   decoder.stats.sentences = decoder.stats.target_tokens = 0
   decoder.stats.seconds = 0.0
   decoder.decode(lines)
@@ -68,10 +77,14 @@ def main():
   parser.add_argument("--data_dir")
   parser.add_argument("--problem", default="translate_ende")
   parser.add_argument("--source_file")
+  parser.add_argument("--split")
+  parser.add_argument("--warmup", type=int, default=4)
+  parser.add_argument("--trained_only", action="store_true")
   args = parser.parse_args()
   print(f"beam 4, alpha 0.6, extra length 50, batch 32, {os.cpu_count()} CPUs")
   print(f"{'model':42s} {'sentences':>9s} {'sent/s':>7s} {'tokens/s':>9s}")
-  runs = [("transformer_base, random weights", random_base)]
+  runs = [] if args.trained_only else [
+      ("transformer_base, random weights", random_base)]
   if args.model_dir:
     runs.append((f"trained: {os.path.basename(args.model_dir.rstrip('/'))}",
                  trained))

@@ -22,14 +22,17 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Dense bfloat16 tensor-core peaks (TFLOP/s, without sparsity) from NVIDIA's
-# data sheets, by a name the device name holds.
-PUBLISHED = {"H100": 989.0, "H200": 989.0, "A100": 312.0}
+# data sheets, by the model the device name holds, the most exact first: an
+# H100 PCIe card is not an SXM one ("NVIDIA H100 80GB HBM3").
+PUBLISHED = (("H100 PCIe", 756.0), ("H100 NVL", 835.0), ("H200 NVL", 835.0),
+             ("H100", 989.0), ("H200", 989.0), ("A100", 312.0),
+             ("L40S", 362.0), ("L4", 121.0))
 
 
 def published_peak(names):
   """The published bfloat16 peak (TFLOP/s) of the GPU ``names`` names, or
   None."""
-  for name, tflops in PUBLISHED.items():
+  for name, tflops in PUBLISHED:
     if name in names:
       return name, tflops
   return None

@@ -10,7 +10,9 @@
 #    bfloat16 from compute capability 8.0): steady target tokens/s and MFU
 #    against the measured peak and the GPU's published one (H100/H200,
 #    A100), printed as soon as training ends (benchmarks/gpu_check.py);
-# 3. beam-4 decoding of the 1,000-sentence test split, sentences/s;
+# 3. beam-4 decoding of the 1,000-sentence test split: target tokens/s and
+#    sentences/s timed after 4 batches of warm-up (decode_speed.py), then
+#    t2t-decoder's output scored;
 # 4. a SavedModel export, reloaded by t2t-decoder, translating a line.
 # Each figure is appended to WORK_DIR/figures.txt the moment it is known, so
 # a run stopped at its limit (exit 124) still leaves those it had. Its
@@ -59,7 +61,11 @@ step t2t-decoder --problem=translate_synthetic --data_dir="$WORK/data" \
   --output_dir="$WORK/run" --decode_split=test \
   --decode_to_file="$WORK/test.decoded" --decode_hparams=beam_size=4 \
   2>&1 | tee "$WORK/decode.log"
-figure "decoding, beam 4: $(grep -o 'decoded [0-9,]* line(s) in .*' "$WORK/decode.log" | tail -1)"
+python "$HERE/decode_speed.py" --trained_only --model_dir="$WORK/run" \
+  --data_dir="$WORK/data" --problem=translate_synthetic --split=test \
+  --sentences=1000 --warmup=4 | tee "$WORK/decode_speed.log"
+figure "decoding, beam 4, batch 32, after 4 batches of warm-up: $(awk 'END {
+  print $NF " target tokens/s, " $(NF-1) " sentences/s" }' "$WORK/decode_speed.log")"
 step t2t-bleu --translation="$WORK/test.decoded" \
   --reference="$WORK/test.decoded.targets" --tokenized_lang=
 step t2t-exporter --problem=translate_synthetic --data_dir="$WORK/data" \

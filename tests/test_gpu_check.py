@@ -55,3 +55,10 @@ def test_published_peaks_of_known_gpus():
   assert gpu_check.published_peak("1 GPU(s): NVIDIA A100-SXM4-80GB") == (
       "A100", 312.0)
   assert gpu_check.published_peak("1 GPU(s): Tesla T4") is None
+  # The PCIe card's own peak, not the SXM module's.
+  assert gpu_check.published_peak(
+      "2 GPU(s): NVIDIA H100 PCIe (compute capability 9.0)") == (
+          "H100 PCIe", 756.0)
+  assert gpu_check.published_peak(
+      "8 GPU(s): NVIDIA H100 80GB HBM3 (compute capability 9.0)") == (
+          "H100", 989.0)
