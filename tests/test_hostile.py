@@ -433,3 +433,54 @@ def test_a_full_disk_under_the_trainer_names_its_cause(trained_run, tmp_path):
   done = command("t2t_trainer", *args)
   assert done.returncode == 0, done.stderr[-2000:]
   assert (run / "ckpt-20.index").exists()
+
+
+def test_the_decoder_is_a_well_behaved_filter(trained_run, sources):
+  """`t2t-decoder | head -1`: the reader leaves after one line and the
+  decoder ends as a filter does on SIGPIPE (141), saying nothing; started
+  with stdout or stdin closed (`>&-`, `<&-`), one line and exit 2."""
+  args = [*_decoder_args(trained_run), "--decode_hparams=extra_length=3"]
+  with open(sources, "rb") as source:
+    decoder = subprocess.Popen(
+        python("-m", "t2t_keras.bin.t2t_decoder", *args), stdin=source,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    assert decoder.stdout.readline()
+    decoder.stdout.close()
+    stderr = decoder.stderr.read().decode()
+    assert decoder.wait(timeout=240) == 128 + signal.SIGPIPE, stderr
+  assert "Traceback" not in stderr and "Error" not in stderr, stderr
+  for closed, said in ((1, "output"), (0, "input")):
+    with open(sources, "rb") as source:
+      done = subprocess.run(
+          [sys.executable, "-m", "t2t_keras.bin.t2t_decoder", *args],
+          stdin=source, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+          cwd=REPO, timeout=240, check=False,
+          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+          preexec_fn=lambda fd=closed: os.close(fd))
+    lines = done.stderr.decode().strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr[-2000:]
+    assert lines[0].startswith(f"error: standard {said} is closed; "), lines
+
+
+def test_counts_that_mean_none_are_refused_or_none(tmp_path):
+  """--train_steps=0 trained the hparams' 100,000 steps: now one line
+  before anything is written. --keep_checkpoint_max=0 was a ValueError
+  after the run folder was written: now it keeps every checkpoint, as
+  TensorFlow's Saver does."""
+  common = ["--problem=copy_sequence", "--hparams_set=transformer_tiny",
+            "--hparams=hidden_size=32,filter_size=64,num_hidden_layers=1,"
+            "batch_size=320,max_length=16", "--eval_steps=1",
+            "--save_checkpoints_secs=0"]
+  done = command("t2t_trainer", *common, "--train_steps=0",
+                 f"--output_dir={tmp_path / 'none'}")
+  assert done.returncode == 2, done.stderr[-2000:]
+  assert done.stderr.strip().splitlines() == [
+      "error: t2t_trainer.py: flag --train_steps=0: 0 is not a positive "
+      "integer"], done.stderr
+  assert not (tmp_path / "none").exists()
+  out = tmp_path / "all"
+  done = command("t2t_trainer", *common, "--train_steps=3",
+                 "--save_checkpoints_steps=1", "--keep_checkpoint_max=0",
+                 f"--output_dir={out}")
+  assert done.returncode == 0, done.stderr[-2000:]
+  assert all((out / f"ckpt-{s}.index").exists() for s in (1, 2, 3))

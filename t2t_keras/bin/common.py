@@ -163,12 +163,53 @@ def flag_values(flag_values_obj):
           if not module.startswith("absl") for f in defined}
 
 
+class ClosedStream:
+  """Stands for a standard stream the command was started without
+  (``<&-``, ``>&-``): any use of it is a one-line error naming it; flushing
+  it (as Python does at exit) does nothing."""
+
+  def __init__(self, name, remedy):
+    self.name, self.remedy = name, remedy
+
+  def flush(self):
+    pass
+
+  def close(self):
+    pass
+
+  def __getattr__(self, attribute):
+    from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
+    raise UserError(f"standard {self.name} is closed; {self.remedy}")
+
+
+def standard_streams():
+  """Puts a ``ClosedStream`` where the command has no stdin or stdout."""
+  if sys.stdin is None:
+    sys.stdin = ClosedStream("input", "give the input as a file flag "
+                                      "(--decode_from_file) or a pipe")
+  if sys.stdout is None:
+    sys.stdout = ClosedStream("output", "give an output file flag "
+                                        "(--decode_to_file) or redirect it")
+
+
+def reader_gone():
+  """Standard output's reader went away (``| head -1``): the command ends as
+  a filter does on SIGPIPE, exit 141 and nothing said. Its stdout then
+  points at /dev/null, so that Python's last flush finds no pipe."""
+  devnull = os.open(os.devnull, os.O_WRONLY)
+  os.dup2(devnull, sys.stdout.fileno())
+  os.close(devnull)
+  return 128 + signal.SIGPIPE
+
+
 def run(main, tensorflow=True, modes=None, backends=("tensorflow",)):
   """Every command's entry: absl's app.run of ``main()`` after ``setup``
   (``--registry_help`` ends there), with user mistakes (a UserError, a
   UsageError, an OSError on a named file) printed as one line and exit
   code 2, and SIGINT, SIGTERM or SIGHUP as one line and exit code 128 +
-  its number. ``tensorflow``: the command uses TensorFlow (imported after the
+  its number. A reader of stdout that goes away (``| head``) ends it as a
+  filter ends, exit 141 and nothing said; a closed stdin or stdout is one
+  line when used. ``tensorflow``: the command uses TensorFlow (imported after the
   command line is checked); ``modes``: what each of its modes reads;
   ``backends``: the KERAS_BACKEND values it runs under."""
   from t2t_keras.errors import (Interrupted, UserError, catch_lost_signals,  # pylint: disable=g-import-not-at-top
@@ -187,10 +228,15 @@ def run(main, tensorflow=True, modes=None, backends=("tensorflow",)):
     catch_lost_signals()   # one raised inside a GC callback: not lost
     if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
       signal.signal(signal.SIGHUP, stop)
+    standard_streams()
     try:
       if setup(argv, tensorflow, modes, backends):
         return 0
-      return main()
+      code = main()
+      sys.stdout.flush()    # a reader gone shows here, not at exit
+      return code
+    except BrokenPipeError:
+      return reader_gone()
     except KeyboardInterrupt:
       return interrupted(signal.SIGINT)
     except Interrupted as e:       # it may say more (where training stopped)

@@ -12,13 +12,17 @@ common.define("problem", "hparams_set", "hparams", "data_dir", "output_dir",
               model=RunConfig.model)
 flags.DEFINE_bool("generate_data", False, "Run t2t-datagen first.")
 flags.DEFINE_integer("train_steps", None,
-                     "Total updates; default: the hparams' train_steps.")
+                     "Total updates; default: the hparams' train_steps.",
+                     lower_bound=1)
 flags.DEFINE_integer("eval_steps", None,
-                     "Dev batches per evaluation (default: all of dev).")
+                     "Dev batches per evaluation (default: all of dev).",
+                     lower_bound=1)
 flags.DEFINE_integer("local_eval_frequency", None,
-                     "Evaluate on dev every this many steps.")
+                     "Evaluate on dev every this many steps; 0 or none: at "
+                     "the last step only.", lower_bound=0)
 flags.DEFINE_integer("keep_checkpoint_max", CheckpointPolicy.keep,
-                     "Checkpoints to keep (the paper averages 5 or 20).")
+                     "Checkpoints to keep (the paper averages 5 or 20); 0: "
+                     "all of them, as TensorFlow's Saver.", lower_bound=0)
 flags.DEFINE_integer("save_checkpoints_secs", CheckpointPolicy.every_secs,
                      "Save every this many seconds (the paper: 10 minutes); "
                      "0: never by time.")
@@ -127,7 +131,7 @@ def main():
       hparams_overrides=FLAGS.hparams, train_steps=FLAGS.train_steps,
       eval_every=FLAGS.local_eval_frequency, eval_steps=FLAGS.eval_steps,
       checkpoints=CheckpointPolicy(
-          keep=FLAGS.keep_checkpoint_max,
+          keep=FLAGS.keep_checkpoint_max or None,
           every_secs=FLAGS.save_checkpoints_secs or None,
           every_steps=FLAGS.save_checkpoints_steps),
       worker_gpu=FLAGS.worker_gpu, allow_cpu=FLAGS.allow_cpu,

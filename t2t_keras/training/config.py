@@ -12,12 +12,13 @@ from typing import Optional
 class CheckpointPolicy:
   """When checkpoints are written and how many are kept.
 
-  keep: the last N are kept (the paper averages the last 5 or 20).
+  keep: the last N are kept (the paper averages the last 5 or 20); None:
+    all of them.
   every_secs: save every this many seconds (the paper: 10 minutes); None
     or 0: never by time.
   every_steps: save every this many updates as well; None: never by steps.
   """
-  keep: int = 20
+  keep: Optional[int] = 20
   every_secs: Optional[int] = 600
   every_steps: Optional[int] = None
 
