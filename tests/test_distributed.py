@@ -488,3 +488,28 @@ def test_worker_gpu_on_a_cpu_only_machine_stops_before_writing(tmp_path):
       f"{'built with CUDA' if tf.test.is_built_with_cuda() else 'not built with CUDA: pip install tensorflow[and-cuda]'}"
       "); --allow_cpu trains on what it sees"], done.stderr[-2000:]
   assert not out.exists()
+
+
+def test_votes_are_any_or_mean_and_acted_on_at_their_step():
+  """training.cluster on one replica: a ballot in order, the summed ballot
+  taken as the decision after one update (at that step only), and the
+  blocking collectives' answers."""
+  from t2t_keras.training.cluster import ANY, MEAN, Cluster  # pylint: disable=g-import-not-at-top
+  cluster = Cluster(tf.distribute.get_strategy())
+  assert (cluster.workers, cluster.rank, cluster.chief) == (1, 0, True)
+  cluster.ballot("stop", ANY)
+  cluster.ballot("seconds", MEAN)
+  cluster.ballot("stop", ANY)          # once
+  cluster.vote("seconds", 12.5)
+  assert cluster.votes().tolist() == [0.0, 12.5]
+  assert cluster.decision("stop", 10) is None
+  cluster.agree(np.array([1.0, 30.0], np.float32), 10)
+  assert cluster.decision("stop", 10) is True
+  assert cluster.decision("seconds", 10) == 30.0
+  assert cluster.decision("stop", 11) is None
+  assert cluster.agreed("stop") is True
+  assert cluster.mean(3.0) == 3.0
+  np.testing.assert_array_equal(cluster.gather([1.0, 2.0]), [[1.0, 2.0]])
+  assert cluster.from_chief([4.0]).tolist() == [4.0]
+  with pytest.raises(ValueError, match="a vote is"):
+    cluster.ballot("odd", "max")
