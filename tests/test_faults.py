@@ -192,6 +192,24 @@ def test_trainer_names_a_damaged_model_json_and_refuses_another_model(
     _train(data, out, 32, model="transformer_rotary")
 
 
+def test_a_resumed_run_refuses_a_vocabulary_made_again(run_copy):
+  """The data dir's vocabulary regenerated (another SHA-256 than model.json
+  records) under a resumed run: one line, nothing trained on ids that now
+  name other pieces."""
+  data, out = run_copy
+  path = os.path.join(out, "model.json")
+  with open(path, encoding="utf-8") as f:
+    spec = json.load(f)
+  spec["vocab_sha256"] = "0" * 64
+  with open(path, "w", encoding="utf-8") as f:
+    json.dump(spec, f)
+  before = sorted(os.listdir(out))
+  with pytest.raises(UserError, match=r"'s vocabulary is not the one this "
+                     r"run trained with \(SHA-256 .*, 000000000000\.\.\. in "):
+    _train(data, out, 31)
+  assert sorted(os.listdir(out)) == before
+
+
 def test_damaged_checkpoint_state_and_best_json(run_copy):
   data, out = run_copy
   state = os.path.join(out, "checkpoint")

@@ -90,9 +90,10 @@ def resolve_hparams(hparams_set, overrides="", output_dir=None,
 
 def check_model_spec(output_dir, spec, log):
   """Before the trainer writes model.json again: one that names another
-  model or vocabulary sizes is a one-line ``UserError`` (the checkpoints
-  hold that model), and one that does not read is named as it is
-  rewritten from this command."""
+  model, vocabulary sizes, problem or vocabulary (its SHA-256: a
+  vocabulary made again, even of the same size) is a one-line
+  ``UserError`` (the checkpoints hold that model and its ids), and one
+  that does not read is named as it is rewritten from this command."""
   path = os.path.join(output_dir, MODEL_SPEC)
   if not os.path.exists(path):
     return
@@ -107,6 +108,19 @@ def check_model_spec(output_dir, spec, log):
     raise UserError(
         f"{path} records another model ({'; '.join(changed)}); use a new "
         "--output_dir or the run's --model and data")
+  if old.get("problem") and spec.get("problem") and \
+      old["problem"] != spec["problem"]:
+    raise UserError(
+        f"{path} records the problem {old['problem']}, not "
+        f"{spec['problem']}: its checkpoints were trained on that one; use "
+        "a new --output_dir or the run's --problem")
+  there, here = old.get("vocab_sha256"), spec.get("vocab_sha256")
+  if there and here and there != here:
+    raise UserError(
+        f"{spec.get('data_dir') or 'the --data_dir'}'s vocabulary is not the "
+        f"one this run trained with (SHA-256 {here[:12]}... here, "
+        f"{there[:12]}... in {path}): its token ids would name other pieces; "
+        "give the --data_dir the run trained on, or a new --output_dir")
 
 
 def report_long_examples(problem, data_dir, max_length, log):
