@@ -117,10 +117,9 @@ def listed(directory):
   state = _state(directory)
   if not state:
     return found(directory) if state_damaged(directory) else []
-  paths = list(state.all_model_checkpoint_paths) or [
+  # TensorFlow has joined each relative path with ``directory`` already.
+  return list(state.all_model_checkpoint_paths) or [
       state.model_checkpoint_path]
-  return [p if os.path.isabs(p) else os.path.join(directory, p)
-          for p in paths]
 
 
 def newest_readable(directory, skip=()):

@@ -94,6 +94,20 @@ class Checkpointer:
                                      "that reads: starting from step 0"))
     return None
 
+  def drop_from(self, step):
+    """Moves the checkpoints of ``step`` and later to ``unreadable/`` beside
+    them (a non-finite loss was computed at their weights); returns where,
+    or None when there were none."""
+    if not self.manager:
+      return None
+    moved = None
+    for path in checkpoint_io.listed(self.directory):
+      if step_of(path) >= step:
+        moved = checkpoint_io.move_aside(path, self.directory)
+    if moved:
+      self._new_manager()
+    return moved
+
   def _new_manager(self):
     """A manager that reads the state file again."""
     self.manager = tf.train.CheckpointManager(

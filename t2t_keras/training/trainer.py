@@ -189,17 +189,26 @@ class Trainer:
     """Reads the losses of the updates since the last check (one read from
     the device); ``NonFiniteLossError`` naming the first non-finite one.
     ``fit`` calls it at its progress lines and before every save, so a
-    checkpoint never holds weights trained on a non-finite loss."""
+    checkpoint never holds weights trained on a non-finite loss. The loss
+    of update k is computed at the weights after update k - 1: a checkpoint
+    of those (or later) weights is not a good one, and is moved aside."""
     pending, self._pending = self._pending, []
     if not pending:
       return
     losses = tf.stack([loss for _, loss in pending]).numpy()
     for (step, _), loss in zip(pending, losses):
       if not math.isfinite(loss):
+        moved = self.checkpointer.drop_from(step - 1)
         raise NonFiniteLossError(
             f"the training loss became {loss} at step {step}; stopped "
-            "without saving, so the last good checkpoint "
-            f"({self.checkpointer.latest or 'none yet'}) is kept")
+            "without saving" + (
+                f", the checkpoint(s) of its weights moved to {moved}"
+                if moved else "") + (
+                    f", so the last good checkpoint "
+                    f"({self.checkpointer.latest}) is kept"
+                    if self.checkpointer.latest else
+                    "; no good checkpoint is left, so the same command "
+                    "starts over"))
 
   def weights_for_use(self):
     """A context under which the model holds the weights checkpoints,
