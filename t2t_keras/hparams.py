@@ -171,17 +171,12 @@ class HParams:
     return cls(**values)
 
   def save(self, path):
-    """Writes the hparams to ``path`` whole or not at all (a temporary file
-    renamed over it), so a reader (another worker) never sees half."""
-    import os  # pylint: disable=g-import-not-at-top
-    partial = f"{path}.{os.getpid()}.partial"
-    try:
-      with open(partial, "w", encoding="utf-8") as f:
-        f.write(self.to_json() + "\n")
-      os.replace(partial, path)
-    finally:
-      if os.path.exists(partial):
-        os.remove(partial)
+    """Writes the hparams to ``path`` whole or not at all
+    (``outputs.output_file``), so a reader (another worker) never sees
+    half."""
+    from t2t_keras.outputs import output_file  # pylint: disable=g-import-not-at-top
+    with output_file(path, "w", encoding="utf-8") as f:
+      f.write(self.to_json() + "\n")
 
   @classmethod
   def load(cls, path, like=None):

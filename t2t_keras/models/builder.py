@@ -66,8 +66,11 @@ def model_spec(model_name, input_vocab_size, target_vocab_size,
 
 
 def save_model_spec(output_dir, spec):
-  """Writes a ``model_spec`` dict as model.json (beside hparams.json)."""
-  with open(os.path.join(output_dir, MODEL_SPEC), "w", encoding="utf-8") as f:
+  """Writes a ``model_spec`` dict as model.json (beside hparams.json), whole
+  or not at all."""
+  from t2t_keras.outputs import output_file  # pylint: disable=g-import-not-at-top
+  with output_file(os.path.join(output_dir, MODEL_SPEC), "w",
+                   encoding="utf-8") as f:
     json.dump(spec, f, indent=2, sort_keys=True, default=str)
 
 

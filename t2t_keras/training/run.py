@@ -161,9 +161,9 @@ def _training_feed(trainer, restored, make_batches, seed, run_dir, log):
   elif position.restore(step):
     log(f"continuing the training data from its position at step "
         f"{step:,} ({position.path(step)})")
-  elif position.others(step):
+  elif (others := position.others(step)):
     training_feed.start(seed=seed + step)
-    log(f"{restored} was saved by {position.others(step)[0]} input "
+    log(f"{restored} was saved by {others[0]} input "
         f"pipeline(s) and this run has {training_feed.num_pipelines} (one a "
         f"worker): the training data starts a new order (seed {seed} + "
         f"step {step:,}) rather than re-reading what the updates used")

@@ -130,6 +130,7 @@ class Trainer:
     self._functions = {}
     self._step = None       # the host's count of updates (see ``step``)
     self._pending = []      # (step, loss tensor) not yet checked
+    self._no_votes = tf.zeros([0], tf.float32)
     self._loss_scaled = hasattr(self.optimizer, "dynamic_scale")
 
   def _compiled(self, name, fn, takes=("batch",)):
@@ -338,7 +339,10 @@ class Trainer:
     if len(micro_batches) != self.accumulation:
       raise ValueError(f"expected {self.accumulation} micro-batches, got "
                        f"{len(micro_batches)}")
-    votes = tf.constant(self.cluster.votes())
+    # One worker decides alone (``fit`` never reads the summed votes): its
+    # updates carry an empty ballot, made once.
+    votes = (self._no_votes if self.cluster.workers == 1 else
+             tf.constant(self.cluster.votes()))
     if self.accumulation == 1:
       return self._update_step(micro_batches[0], votes)
     for batch in micro_batches:
