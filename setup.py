@@ -34,6 +34,7 @@ COMMANDS = {
     "t2t-datagen": "t2t_keras.bin.t2t_datagen:run",
     "t2t-decoder": "t2t_keras.bin.t2t_decoder:run",
     "t2t-evalb": "t2t_keras.bin.t2t_evalb:run",
+    "t2t-import": "t2t_keras.bin.t2t_import:run",
     "t2t-exporter": "t2t_keras.bin.t2t_exporter:run",
     "t2t-trainer": "t2t_keras.bin.t2t_trainer:run",
 }

@@ -5,3 +5,4 @@ by t2t_keras.registry on first lookup."""
 from t2t_keras.hparams_sets import transformer  # noqa: F401
 from t2t_keras.hparams_sets import transformer_relative  # noqa: F401
 from t2t_keras.hparams_sets import transformer_rotary  # noqa: F401
+from t2t_keras.hparams_sets import transformer_t2t  # noqa: F401

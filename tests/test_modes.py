@@ -13,7 +13,7 @@ from t2t_keras.bin import modes
 
 COMMANDS = ["t2t_analyze", "t2t_attention", "t2t_avg_all", "t2t_bleu",
             "t2t_datagen", "t2t_decoder", "t2t_evalb", "t2t_exporter",
-            "t2t_trainer"]
+            "t2t_import", "t2t_trainer"]
 
 # Every command x mode x flag: the command's module imported (it defines
 # its flags and MODES; no TensorFlow), each mode made active by its example

@@ -8,7 +8,8 @@ from t2t_keras.models.config import TransformerConfig
 from t2t_keras.models.transformer import Transformer
 from t2t_keras.models.transformer_relative import TransformerRelative
 from t2t_keras.models.transformer_rotary import TransformerRotary
+from t2t_keras.models.transformer_t2t import TransformerT2T
 
 # Importing the model modules registers them; these names are the package's.
 __all__ = ["Seq2SeqModel", "build_model", "TransformerConfig", "Transformer",
-           "TransformerRelative", "TransformerRotary"]
+           "TransformerRelative", "TransformerRotary", "TransformerT2T"]

@@ -49,6 +49,8 @@ class Transformer(Seq2SeqModel):
   """
 
   config_class = TransformerConfig
+  # The class of the embeddings and pre-softmax matrix (a variant's own).
+  embedding_class = TokenEmbedding
 
   def __init__(self, hparams, input_vocab_size, target_vocab_size=None,
                **kwargs):
@@ -63,17 +65,18 @@ class Transformer(Seq2SeqModel):
           f"{self.input_vocab_size} and target_vocab_size="
           f"{self.target_vocab_size}; set shared_embedding=False")
     policy = self.dtype_policy
-    self.target_embedding = TokenEmbedding(
+    embedding = self.embedding_class
+    self.target_embedding = embedding(
         self.target_vocab_size, c.hidden_size, dtype=policy,
         name="target_embedding")
     self.input_embedding = (
-        self.target_embedding if c.shared_embedding else TokenEmbedding(
+        self.target_embedding if c.shared_embedding else embedding(
             self.input_vocab_size, c.hidden_size, dtype=policy,
             name="input_embedding"))
     self.softmax_weights = (
         self.target_embedding if c.shared_embedding_and_softmax_weights
-        else TokenEmbedding(self.target_vocab_size, c.hidden_size,
-                            dtype=policy, name="softmax"))
+        else embedding(self.target_vocab_size, c.hidden_size,
+                       dtype=policy, name="softmax"))
     options = self.stack_options()
     self.encoder = TransformerEncoder(c.num_encoder_layers, name="encoder",
                                       dtype=policy, **options)

@@ -1,0 +1,53 @@
+#!/bin/bash
+# Reference runs made by tensor2tensor 1.15.7 itself, which the t2t-import
+# tests compare against (tests/fixtures/t2t, written by fixtures.py).
+#
+#   bash scripts/t2t_reference/make_env.sh          # once
+#   bash scripts/t2t_reference/make_runs.sh [WORK]  # datagen, 2 runs, decodes
+#
+# WORK (default ~/.cache/t2t_keras/ref-runs) gets data/ (the problem's
+# vocabulary and TFRecord shards), tiny/ (transformer_tiny: pre-norm, one
+# matrix for embeddings and softmax) and base_v1/ (transformer_base_v1 cut to
+# 2 layers of d = 64: post-norm, three separate matrices), and each run's
+# greedy and beam-4 decodes of the first 20 lines of Multi30k's val.en.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+VENV=${VENV:-${T2T_KERAS_CACHE:-$HOME/.cache/t2t_keras}/ref-t2t}
+WORK=${1:-${T2T_KERAS_CACHE:-$HOME/.cache/t2t_keras}/ref-runs}
+SHARED=${SHARED:-$(cd "$HERE/../../.." && pwd)/shared/data}
+export T2T_REFERENCE_DATA=$SHARED/multi30k
+PROBLEM=translate_ende_multi30k_local
+STEPS=${STEPS:-4000}
+t2t() { "$VENV/bin/python" "$HERE/launch.py" "$@" --t2t_usr_dir="$HERE/usr_dir"; }
+mkdir -p "$WORK"
+if [ ! -f "$WORK/data/.complete" ]; then
+  t2t t2t_datagen --problem=$PROBLEM --data_dir="$WORK/data" \
+      --tmp_dir="$WORK/tmp"
+  touch "$WORK/data/.complete"
+fi
+head -20 "$SHARED/multi30k/val.en" > "$WORK/val20.en"
+
+train_and_decode() {   # run name, hparams set, hparams
+  local run=$WORK/$1
+  if [ ! -f "$run/.complete" ]; then
+    t2t t2t_trainer --problem=$PROBLEM --model=transformer \
+        --hparams_set="$2" --hparams="$3" --data_dir="$WORK/data" \
+        --output_dir="$run" --train_steps="$STEPS" --schedule=train \
+        --save_checkpoints_steps=1000 --keep_checkpoint_max=2 \
+        --random_seed=1
+    touch "$run/.complete"
+  fi
+  for search in greedy:1 beam4:4; do
+    t2t t2t_decoder --problem=$PROBLEM --model=transformer \
+        --hparams_set="$2" --hparams="$3" --data_dir="$WORK/data" \
+        --output_dir="$run" --decode_from_file="$WORK/val20.en" \
+        --decode_to_file="$run/decode.${search%%:*}" \
+        --decode_hparams="beam_size=${search##*:},alpha=0.6,batch_size=1"
+  done
+}
+
+train_and_decode tiny transformer_tiny \
+    "batch_size=2048,learning_rate_warmup_steps=1000"
+train_and_decode base_v1 transformer_base_v1 \
+    "num_hidden_layers=2,hidden_size=64,filter_size=256,num_heads=4,shared_embedding_and_softmax_weights=False,batch_size=2048,learning_rate_warmup_steps=1000"
+echo "reference runs in $WORK"

@@ -1,0 +1,156 @@
+"""A tensor2tensor ``transformer`` checkpoint's variables -> a built
+``models.transformer_t2t`` model's.
+
+tensor2tensor's names (``transformer/body/...``):
+  encoder/layer_N/self_attention/multihead_attention/{q,k,v,
+      output_transform}/kernel                    (no biases)
+  encoder/layer_N/{self_attention,ffn}/layer_prepostprocess/layer_norm/
+      layer_norm_{scale,bias}
+  encoder/layer_N/ffn/conv{1,2}/{kernel,bias}
+  encoder/layer_prepostprocess/layer_norm/...     (pre-norm's final norm)
+  decoder/...: the same, with encdec_attention between self_attention
+      and ffn
+  target_space_embedding/kernel                  [32, d]
+and ``transformer/symbol_modality_<V>_<d>/<scope>/weights_<i>``: an
+embedding cut into row shards, ``scope`` "shared" (one matrix for inputs,
+targets and softmax, or inputs and targets), "input_emb", "target_emb",
+"softmax". The attention biases of the t2t_keras layers are set to zero.
+"""
+
+import re
+
+import numpy as np
+
+from t2t_keras.errors import UserError
+
+_SHARD = re.compile(r"^transformer/symbol_modality_(\d+)_(\d+)/(\w+)/"
+                    r"weights_(\d+)$")
+_ATTENTION = {"q": "_query_dense", "k": "_key_dense", "v": "_value_dense",
+              "output_transform": "_output_dense"}
+_FFN = {"conv1": "_inner", "conv2": "_outer"}
+_NORM = {"layer_norm_scale": "gamma", "layer_norm_bias": "beta"}
+
+
+def model_variables(names):
+  """The names of a checkpoint's model variables (not the optimizer's
+  slots, step or loss averages)."""
+  return sorted(n for n in names if n.startswith("transformer/") and
+                "Adam" not in n and "/Momentum" not in n and
+                not n.startswith("transformer/training"))
+
+
+def embeddings(reader, names):
+  """{scope: [vocab, d] array} of the symbol modalities' sharded
+  matrices."""
+  shards = {}
+  for name in names:
+    match = _SHARD.match(name)
+    if match:
+      scope = match.group(3)
+      shards.setdefault(scope, []).append((int(match.group(4)), name))
+  return {scope: np.concatenate([reader.get_tensor(n) for _, n in
+                                 sorted(parts)], axis=0)
+          for scope, parts in shards.items()}
+
+
+def _sublayers(block, decoder):
+  """{tensor2tensor sublayer name: (t2t_keras attention or None, norm
+  index)} of one encoder or decoder layer."""
+  found = {"self_attention": (block.self_attention, 0)}
+  if decoder:
+    found["encdec_attention"] = (block.cross_attention, 1)
+  found["ffn"] = (None, 2 if decoder else 1)
+  return found
+
+
+def targets(model):
+  """{tensor2tensor variable name: t2t_keras variable} for every model
+  variable tensorflow2tensor's transformer holds, embeddings excepted."""
+  body = "transformer/body/"
+  found = {}
+  if model.config.target_space_id >= 0:
+    found[body + "target_space_embedding/kernel"] = \
+        model.target_space_embedding
+  for stack_name, stack in (("encoder", model.encoder),
+                            ("decoder", model.decoder)):
+    for i, block in enumerate(stack.blocks):
+      prefix = f"{body}{stack_name}/layer_{i}/"
+      for sub, (attention, norm) in _sublayers(
+          block, stack_name == "decoder").items():
+        layer_norm = getattr(block, f"layer_norm_{norm}")
+        for theirs, ours in _NORM.items():
+          found[f"{prefix}{sub}/layer_prepostprocess/layer_norm/{theirs}"] \
+              = getattr(layer_norm, ours)
+        if attention is not None:
+          for theirs, ours in _ATTENTION.items():
+            found[f"{prefix}{sub}/multihead_attention/{theirs}/kernel"] = \
+                getattr(attention, ours).kernel
+        else:
+          for theirs, ours in _FFN.items():
+            dense = getattr(block.feed_forward, ours)
+            found[f"{prefix}ffn/{theirs}/kernel"] = dense.kernel
+            found[f"{prefix}ffn/{theirs}/bias"] = dense.bias
+    if stack.final_norm is not None:
+      for theirs, ours in _NORM.items():
+        found[f"{body}{stack_name}/layer_prepostprocess/layer_norm/"
+              f"{theirs}"] = getattr(stack.final_norm, ours)
+  return found
+
+
+def _embedding_targets(model, scopes):
+  """{scope: [t2t_keras TokenEmbedding, ...]} for the scopes present."""
+  if "shared" in scopes and "softmax" not in scopes:
+    return {"shared": [model.target_embedding]}
+  if "shared" in scopes:
+    return {"shared": [model.target_embedding], "softmax":
+            [model.softmax_weights]}
+  return {"input_emb": [model.input_embedding],
+          "target_emb": [model.target_embedding],
+          "softmax": [model.softmax_weights]}
+
+
+def assign(model, reader, names):
+  """Sets every variable of ``model`` from the checkpoint ``reader``
+  (``tf.train.load_checkpoint``) whose variable names are ``names``; a
+  ``UserError`` names a variable that is missing, left over or of
+  another shape. The attention layers' biases become zeros."""
+  names = model_variables(names)
+  mapped = targets(model)
+  matrices = embeddings(reader, names)
+  wanted = _embedding_targets(model, set(matrices))
+  missing = [n for n in mapped if n not in names] + [
+      f"transformer/symbol_modality_*/{s}/weights_*" for s in wanted
+      if s not in matrices]
+  if missing:
+    raise UserError(f"the checkpoint lacks {missing[0]}, which this "
+                    "model needs (is it tensor2tensor's transformer, with "
+                    "the hparams of its run?)")
+  left = [n for n in names if n not in mapped and not _SHARD.match(n)]
+  left += [f"transformer/symbol_modality_*/{s}" for s in matrices
+           if s not in wanted]
+  if left:
+    raise UserError(f"the checkpoint's {left[0]} has no place in the "
+                    "imported model: t2t-import maps tensor2tensor's "
+                    "transformer only")
+  for name, variable in mapped.items():
+    _set(variable, reader.get_tensor(name), name)
+  for scope, layers in wanted.items():
+    for layer in layers:
+      _set(layer.embeddings, matrices[scope],
+           f"transformer/symbol_modality_*/{scope}")
+  for stack in (model.encoder, model.decoder):
+    for block in stack.blocks:
+      for attention in ([block.self_attention] + (
+          [block.cross_attention] if hasattr(block, "cross_attention")
+          else [])):
+        for dense in attention._projections() + (attention._output_dense,):  # pylint: disable=protected-access
+          if dense.bias is not None:
+            dense.bias.assign(np.zeros(dense.bias.shape, "float32"))
+
+
+def _set(variable, value, name):
+  if tuple(variable.shape) != tuple(value.shape):
+    raise UserError(f"the checkpoint's {name} has shape {list(value.shape)}"
+                    f", the model's {list(variable.shape)}: the run's "
+                    "hparams.json does not describe this checkpoint")
+  variable.assign(value.astype("float32"))
