@@ -9,7 +9,6 @@ writes RUN and DATA, which every command reads with
 ``--problem=t2t_import`` (docs/coming_from_tensor2tensor.md)."""
 
 import shlex
-import sys
 
 from absl import app
 from absl import flags
@@ -53,7 +52,7 @@ def main():
   print("decode:   t2t-decoder " + common_flags + " < source.txt\n"
         "export:   t2t-exporter " + common_flags + " --export_dir=EXPORT\n"
         "continue: t2t-trainer " + common_flags + " --train_steps=N",
-        file=sys.stderr)
+        flush=True)
   return 0
 
 

@@ -120,14 +120,21 @@ MODES = modes.Modes("t2t-trainer", exclusive=(
 
 
 def main():
-  common.require(FLAGS, "problem", "hparams_set", "output_dir")
+  common.require(FLAGS, "problem", "output_dir")
+  from t2t_keras.training.run import saved_model_name, train  # pylint: disable=g-import-not-at-top
+  model = FLAGS.model
+  if not FLAGS.hparams_set:
+    # A run that holds hparams.json and model.json continues with them.
+    saved = saved_model_name(FLAGS.output_dir)
+    if saved is None:
+      common.require(FLAGS, "hparams_set")
+    model = model if FLAGS["model"].present else saved
   if FLAGS.generate_data:
     common.require(FLAGS, "data_dir")
     datagen_flags.generate_from_flags(FLAGS.problem, FLAGS.data_dir)
-  from t2t_keras.training.run import train  # pylint: disable=g-import-not-at-top
   train(RunConfig(
       problem=FLAGS.problem, hparams_set=FLAGS.hparams_set,
-      output_dir=FLAGS.output_dir, data_dir=FLAGS.data_dir, model=FLAGS.model,
+      output_dir=FLAGS.output_dir, data_dir=FLAGS.data_dir, model=model,
       hparams_overrides=FLAGS.hparams, train_steps=FLAGS.train_steps,
       eval_every=FLAGS.local_eval_frequency, eval_steps=FLAGS.eval_steps,
       checkpoints=CheckpointPolicy(

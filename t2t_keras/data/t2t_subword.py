@@ -4,7 +4,7 @@ runs made by tensor2tensor encode and decode text as they did.
 Its rules, in the order they apply to a line:
 1. Tokens: runs of alphanumeric characters (Unicode categories L* and N*)
    and runs of the others; a token that is one space between two others is
-   dropped (a space at the line's start is kept).
+   dropped (one at the line's start or end is kept).
 2. Escaping: "\\" -> "\\\\", "_" -> "\\u", and a character that no subtoken
    holds (or a newline) -> "\\<decimal code point>;"; then "_" ends the token.
 3. Subtokens: from the token's start, the longest subtoken in the vocabulary,

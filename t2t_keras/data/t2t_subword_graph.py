@@ -80,16 +80,19 @@ class SubwordGraph(tf.Module):
     escaped = tf.where(tf.equal(flat, ord("_")), "\\u", escaped)
     escaped = tf.where(tf.equal(flat, ord("\\")), "\\\\", escaped)
     words = tf.strings.unsorted_segment_join(escaped, token, tokens) + "_"
-    # A one-space token not at a line's start is dropped.
+    # A one-space token between two others (not at a line's start or
+    # end) is dropped.
     length = tf.math.unsorted_segment_sum(tf.ones_like(token), token, tokens)
     first = tf.boolean_mask(flat, starts)
+    token_rows = tf.boolean_mask(rows, starts)
+    last = tf.not_equal(token_rows, tf.concat([token_rows[1:], [-1]], 0))
     lone_space = tf.logical_and(
         tf.logical_and(tf.equal(length, 1), tf.equal(first, ord(" "))),
-        tf.not_equal(tf.boolean_mask(position, starts), 0))
+        tf.logical_and(tf.not_equal(tf.boolean_mask(position, starts), 0),
+                       tf.logical_not(last)))
     keep = tf.logical_not(lone_space)
     words = tf.RaggedTensor.from_value_rowids(
-        tf.boolean_mask(words, keep),
-        tf.boolean_mask(tf.boolean_mask(rows, starts), keep),
+        tf.boolean_mask(words, keep), tf.boolean_mask(token_rows, keep),
         nrows=tf.shape(strings, out_type=rows.dtype)[0])
     # Rule 3.
     pieces = self.wordpiece.tokenize(words)             # [batch, words, ?]

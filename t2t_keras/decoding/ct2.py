@@ -10,6 +10,7 @@ SentencePiece models and the decode hparams the export was made with.
 import os
 
 from t2t_keras import json_files
+from t2t_keras.data.t2t_subword import T2TSubwordVocab
 from t2t_keras.data.vocab import SubwordVocab
 from t2t_keras.decode_defaults import COMPUTE_TYPES
 from t2t_keras.decoding.backend import Backend
@@ -21,6 +22,23 @@ from t2t_keras.errors import UserError
 from t2t_keras.ids import EOS_ID, PAD_ID
 
 VOCAB_FILES = ("source.spm.model", "target.spm.model")
+# A run imported from tensor2tensor (t2t-import) has its subword files.
+T2T_VOCAB_FILES = ("source.subwords", "target.subwords")
+
+
+def vocab_files(vocabs):
+  """The (source, target) file names of ``vocabs`` in an export."""
+  return T2T_VOCAB_FILES if isinstance(vocabs[0], T2TSubwordVocab) \
+      else VOCAB_FILES
+
+
+def load_vocabs(path):
+  """The (source, target) vocabularies an export ``path`` holds."""
+  if os.path.isfile(os.path.join(path, T2T_VOCAB_FILES[0])):
+    return tuple(T2TSubwordVocab.load(os.path.join(path, name))
+                 for name in T2T_VOCAB_FILES)
+  return tuple(SubwordVocab.load(os.path.join(path, name))
+               for name in VOCAB_FILES)
 # The searches CTranslate2 has: its own beam search, greedy search and
 # sampling under our settings.
 CT2_SEARCHES = ("beam", "greedy", "sample")
@@ -61,8 +79,7 @@ class Ct2Decoder(Backend):
       raise UserError(f"search={search_name(self.hparams)} runs on checkpoints "
                       "and SavedModels only; CTranslate2 decodes with "
                       + ", ".join(CT2_SEARCHES))
-    self.vocab, self.target_vocab = (
-        SubwordVocab.load(os.path.join(path, name)) for name in VOCAB_FILES)
+    self.vocab, self.target_vocab = load_vocabs(path)
     self.source_pieces = self.vocab.pieces(range(self.vocab.size))
     self.target_ids = {p: i for i, p in enumerate(
         self.target_vocab.pieces(range(self.target_vocab.size)))}

@@ -25,7 +25,9 @@ from t2t_keras.errors import UserError
 from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.layers.positional_encoding import sinusoid
 from t2t_keras.layers.residual import LAYER_NORM_EPSILON
+from t2t_keras.layers.tensor2tensor import T2TTimingSignal, timing_signal
 from t2t_keras.models.transformer import Transformer
+from t2t_keras.models.transformer_t2t import TransformerT2T
 
 # Rows of the sinusoid table: CTranslate2 needs a fixed one; outputs longer
 # than this many positions (input + extra_length) cannot be decoded.
@@ -34,7 +36,7 @@ MIN_POSITIONS = 1024
 
 def refusal(model, hparams):
   """Why CTranslate2 cannot run ``model`` (a one-line str), or None."""
-  if type(model) is not Transformer:  # pylint: disable=unidiomatic-typecheck
+  if type(model) not in (Transformer, TransformerT2T):  # pylint: disable=unidiomatic-typecheck
     return (f"the CTranslate2 export maps the paper's transformer model, not "
             f"{type(model).__name__} (its attention or layers differ)")
   c = model.config
@@ -91,12 +93,18 @@ def _ffn(spec, feed_forward, layer_norm):
 def _positions(stack, depth, rows):
   if stack.positions.__class__.__name__ == "LearnedPositionalEmbedding":
     return np.asarray(stack.positions.table.numpy(), np.float32)
+  if isinstance(stack.positions, T2TTimingSignal):
+    return np.asarray(timing_signal(np.arange(rows), depth), np.float32)
   return np.asarray(sinusoid(np.arange(rows), depth), np.float32)
 
 
-def _stack(spec, stack, depth, rows, decoder):
+def _stack(spec, stack, depth, rows, decoder, added=None):
+  """``added``: a [d_model] vector every position's encoding carries (an
+  imported run's target-space row, added to every embedded input)."""
   spec.scale_embeddings = True
-  spec.position_encodings.encodings = _positions(stack, depth, rows)
+  encodings = _positions(stack, depth, rows)
+  spec.position_encodings.encodings = (encodings if added is None else
+                                       encodings + added[None])
   for layer_spec, block in zip(spec.layer, stack.blocks):
     _attention(layer_spec.self_attention, block.self_attention,
                block.layer_norm_0, True)
@@ -135,7 +143,16 @@ def model_spec(model, source_pieces, target_pieces, hparams):
       model.target_embedding.embeddings.numpy(), np.float32)
   decoder.projection.weight = np.asarray(
       model.softmax_weights.embeddings.numpy(), np.float32)
-  _stack(encoder, model.encoder, c.hidden_size, rows, decoder=False)
+  space = None
+  if isinstance(model, TransformerT2T):
+    # tensor2tensor's start is the zero vector (its embedding of id 0).
+    decoder.embeddings.weight = decoder.embeddings.weight.copy()
+    decoder.embeddings.weight[PAD_ID] = 0.0
+    if c.target_space_id >= 0:
+      space = np.asarray(model.target_space_embedding.numpy(),
+                         np.float32)[c.target_space_id]
+  _stack(encoder, model.encoder, c.hidden_size, rows, decoder=False,
+         added=space)
   _stack(decoder, model.decoder, c.hidden_size, rows, decoder=True)
   spec.config.layer_norm_epsilon = LAYER_NORM_EPSILON
   # Ids 0 (padding, the decoder's start) and 1 (EOS) by their pieces; the
@@ -177,7 +194,7 @@ def export_ctranslate2(model, vocabs, hparams, target):
   try:
     os.makedirs(partial)
     save_model(model, pieces[0], pieces[1], hparams, partial)
-    for vocab, name in zip(vocabs, ct2.VOCAB_FILES):
+    for vocab, name in zip(vocabs, ct2.vocab_files(vocabs)):
       vocab.save(os.path.join(partial, name))
     with open(os.path.join(partial, ct2.SETTINGS_FILE), "w",
               encoding="utf-8") as f:

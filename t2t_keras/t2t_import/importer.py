@@ -4,7 +4,8 @@ DATA gets the run's vocabulary (copied as it is) and ``t2t_import.json``
 (where tensor2tensor's shards are, which problem made them); RUN gets
 hparams.json, model.json and ``ckpt-<global_step>``: the model's weights
 and an optimizer whose step is tensor2tensor's, so that the learning-rate
-schedule continues where it was (Adam's moments start at zero). Every
+schedule continues where it was, with Adam's moments where the checkpoint
+has them (a checkpoint without them: zero). Every
 command then takes RUN and DATA as a run of its own, with
 ``--problem=t2t_import``.
 """
@@ -105,6 +106,7 @@ def import_run(t2t_output_dir, t2t_data_dir, output_dir, data_dir,
   optimizer = optimizer_from_hparams(hparams)
   optimizer.build(model.trainable_variables)
   optimizer.iterations.assign(run.step)
+  moments = weights.assign_moments(optimizer, model, reader, names)
   manager = tf.train.CheckpointManager(
       tf.train.Checkpoint(model=model, optimizer=optimizer), output_dir,
       max_to_keep=None)
@@ -112,6 +114,8 @@ def import_run(t2t_output_dir, t2t_data_dir, output_dir, data_dir,
   log(f"imported {run.checkpoint} (step {run.step:,}, problem "
       f"{run.problem}) as {saved}; vocabulary {vocab_path} "
       f"({vocab.size} subtokens) in {data_dir}")
+  log(f"Adam's moments of {moments} variables from the checkpoint" if
+      moments else "the checkpoint holds no Adam moments: they start at zero")
   for note in notes:
     log("note: " + note)
   if not record["shard_name"]:

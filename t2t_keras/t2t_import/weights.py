@@ -5,7 +5,7 @@ tensor2tensor's names (``transformer/body/...``):
   encoder/layer_N/self_attention/multihead_attention/{q,k,v,
       output_transform}/kernel                    (no biases)
   encoder/layer_N/{self_attention,ffn}/layer_prepostprocess/layer_norm/
-      layer_norm_{scale,bias}
+      layer_norm_{scale,bias}       (pre-norm; post-norm: layer_postprocess)
   encoder/layer_N/ffn/conv{1,2}/{kernel,bias}
   encoder/layer_prepostprocess/layer_norm/...     (pre-norm's final norm)
   decoder/...: the same, with encdec_attention between self_attention
@@ -67,6 +67,10 @@ def targets(model):
   """{tensor2tensor variable name: t2t_keras variable} for every model
   variable tensorflow2tensor's transformer holds, embeddings excepted."""
   body = "transformer/body/"
+  # tensor2tensor names the norm after where it is: around the sub-layer
+  # (pre-norm, "layer_prepostprocess") or after it (post-norm).
+  around = ("layer_prepostprocess" if model.config.norm_position == "pre"
+            else "layer_postprocess")
   found = {}
   if model.config.target_space_id >= 0:
     found[body + "target_space_embedding/kernel"] = \
@@ -79,8 +83,8 @@ def targets(model):
           block, stack_name == "decoder").items():
         layer_norm = getattr(block, f"layer_norm_{norm}")
         for theirs, ours in _NORM.items():
-          found[f"{prefix}{sub}/layer_prepostprocess/layer_norm/{theirs}"] \
-              = getattr(layer_norm, ours)
+          found[f"{prefix}{sub}/{around}/layer_norm/{theirs}"] = getattr(
+              layer_norm, ours)
         if attention is not None:
           for theirs, ours in _ATTENTION.items():
             found[f"{prefix}{sub}/multihead_attention/{theirs}/kernel"] = \
@@ -107,6 +111,50 @@ def _embedding_targets(model, scopes):
   return {"input_emb": [model.input_embedding],
           "target_emb": [model.target_embedding],
           "softmax": [model.softmax_weights]}
+
+
+def _slot(reader, name, which):
+  """Adam's first (``which`` 0) or second moment of variable ``name``:
+  TensorFlow 2's LazyAdam slot, or TensorFlow 1's Adam / Adam_1; None
+  if the checkpoint has neither."""
+  for slot in (f"training/LazyAdam/{name}/{'mv'[which]}",
+               f"{name}/{('Adam', 'Adam_1')[which]}"):
+    if reader.has_tensor(slot):
+      return reader.get_tensor(slot)
+  return None
+
+
+def _embedding_slot(reader, names, scope, which):
+  shards = sorted((int(m.group(4)), n) for n in names
+                  if (m := _SHARD.match(n)) and m.group(3) == scope)
+  parts = [_slot(reader, n, which) for _, n in shards]
+  return None if any(p is None for p in parts) else np.concatenate(parts)
+
+
+def assign_moments(optimizer, model, reader, names):
+  """Sets Adam's moments (``optimizer``: built on ``model``'s trainable
+  variables) from the checkpoint's, for every variable that has them;
+  returns how many variables got them (0: a checkpoint without them)."""
+  names = model_variables(names)
+  by_variable = {id(v): n for n, v in targets(model).items()}
+  scopes = _embedding_targets(model, set(embeddings(reader, names)))
+  for scope, layers in scopes.items():
+    for layer in layers:
+      by_variable[id(layer.embeddings)] = scope
+  done = 0
+  for variable in optimizer._trainable_variables:  # pylint: disable=protected-access
+    name = by_variable.get(id(variable))
+    if name is None:
+      continue
+    index = optimizer._get_variable_index(variable)  # pylint: disable=protected-access
+    moments = [(_embedding_slot(reader, names, name, which) if "/" not in
+                name else _slot(reader, name, which)) for which in (0, 1)]
+    if any(m is None or m.shape != tuple(variable.shape) for m in moments):
+      continue
+    optimizer._momentums[index].assign(moments[0])  # pylint: disable=protected-access
+    optimizer._velocities[index].assign(moments[1])  # pylint: disable=protected-access
+    done += 1
+  return done
 
 
 def assign(model, reader, names):

@@ -57,9 +57,12 @@ def resolve_hparams(hparams_set, overrides="", output_dir=None,
   ``worker_gpu``: the GPUs the run will use (the first N; None: all), the
   only ones ``auto`` looks at.
   """
-  hparams = registry.hparams(hparams_set).parse(overrides)
-  hparam_ranges.check(hparams.values(), hparam_ranges.MODEL, "--hparams")
   saved = output_dir and os.path.join(output_dir, "hparams.json")
+  if hparams_set is None:     # the run's own (see ``saved_model_name``)
+    hparams = HParams.load(saved).parse(overrides)
+  else:
+    hparams = registry.hparams(hparams_set).parse(overrides)
+  hparam_ranges.check(hparams.values(), hparam_ranges.MODEL, "--hparams")
   previous = (HParams.load(saved, like=hparams)
               if saved and os.path.exists(saved) else None)
   if hparams.activation_dtype == "auto":
@@ -86,6 +89,17 @@ def resolve_hparams(hparams_set, overrides="", output_dir=None,
           f"{saved} was written with other hparams ({', '.join(changed)} "
           "differ); use a new --output_dir or the same --hparams")
   return hparams
+
+
+def saved_model_name(output_dir):
+  """The model a run in ``output_dir`` trains, when it holds both
+  hparams.json and model.json (t2t-trainer then continues it without
+  --hparams_set, from its hparams.json); else None."""
+  spec = os.path.join(output_dir, MODEL_SPEC)
+  if not os.path.isfile(os.path.join(output_dir, "hparams.json")) or \
+      not os.path.isfile(spec):
+    return None
+  return json_files.load(spec, SPEC_TYPES)["model"]
 
 
 def check_model_spec(output_dir, spec, log):
@@ -144,7 +158,20 @@ def report_long_examples(problem, data_dir, max_length, log):
       log(line)
 
 
-def _training_feed(trainer, restored, make_batches, seed, run_dir, log):
+def imported_step(output_dir):
+  """The step of the checkpoint t2t-import wrote into ``output_dir``, as
+  its model.json records it (until a trainer rewrites it), or None."""
+  path = os.path.join(output_dir, MODEL_SPEC)
+  if not os.path.isfile(path):
+    return None
+  try:
+    return json_files.load(path).get("flags", {}).get("imported_step")
+  except UserError:
+    return None
+
+
+def _training_feed(trainer, restored, make_batches, seed, run_dir, log,
+                   imported=None):
   """(the run's ``TrainingFeed``, its ``DataPosition``): one iterator for the
   whole run, over ``make_batches(input_context, seed)``. A resumed run
   continues it from the position saved with the restored step. Saved by
@@ -161,6 +188,10 @@ def _training_feed(trainer, restored, make_batches, seed, run_dir, log):
   elif position.restore(step):
     log(f"continuing the training data from its position at step "
         f"{step:,} ({position.path(step)})")
+  elif imported == step:
+    training_feed.start(seed=seed + step)
+    log(f"{restored} was imported from tensor2tensor: the training data "
+        f"starts a new order (seed {seed} + step {step:,})")
   elif (others := position.others(step)):
     training_feed.start(seed=seed + step)
     log(f"{restored} was saved by {others[0]} input "
@@ -245,6 +276,7 @@ def _train(config, log):
   chief = strategy.extended.should_checkpoint
   if chief:
     os.makedirs(c.output_dir, exist_ok=True)
+  imported = imported_step(c.output_dir)   # before model.json is rewritten
   # One trainer writes a run directory (the chief of a multi-worker run).
   with RunLock(c.output_dir, log) if chief else contextlib.nullcontext():
     if chief:
@@ -283,7 +315,8 @@ def _train(config, log):
       if num_workers() > 1:
         restored = start_from_chief(trainer, restored, log)
       trainer.begin(restored=bool(restored))
-      log(f"training {c.model}/{c.hparams_set} on {c.problem}: "
+      log(f"training {c.model}/{c.hparams_set or '(its hparams.json)'} "
+          f"on {c.problem}: "
           f"{trainer.model.count_params():,} parameters, "
           f"{strategy.num_replicas_in_sync} replica(s), "
           f"{trainer.accumulation} micro-batch(es) per update, "
@@ -325,7 +358,7 @@ def _train(config, log):
           trainer, restored, lambda ctx, seed: problem.batches(
               "train", c.data_dir, hparams, seed=seed, input_context=ctx,
               pad_to_bounds=c.jit_compile),
-          c.seed, c.output_dir, log))
+          c.seed, c.output_dir, log, imported))
       try:
         trainer.fit(train_data, train_steps,
                     log_every=max(1, min(100, eval_every)), log=log,
