@@ -43,7 +43,7 @@ def main():
   for name in ("t2t_output_dir", "output_dir", "data_dir"):
     if not FLAGS[name].value:
       raise app.UsageError(f"missing required flag: --{name}")
-  from t2t_keras.t2t_import.importer import import_run  # pylint: disable=g-import-not-at-top
+  from t2t_keras.t2t_import.importer import import_run, overrides  # pylint: disable=g-import-not-at-top
   import_run(FLAGS.t2t_output_dir, FLAGS.t2t_data_dir, FLAGS.output_dir,
              FLAGS.data_dir, FLAGS.checkpoint_path, FLAGS.target_space_id,
              FLAGS.vocab_file)
@@ -51,7 +51,11 @@ def main():
   common_flags = f"--problem=t2t_import --data_dir={data} --output_dir={run}"
   print("decode:   t2t-decoder " + common_flags + " < source.txt\n"
         "export:   t2t-exporter " + common_flags + " --export_dir=EXPORT\n"
-        "continue: t2t-trainer " + common_flags + " --train_steps=N",
+        "continue: t2t-trainer " + common_flags + " --train_steps=N\n"
+        "fine-tune into a new run: t2t-trainer --problem=t2t_import "
+        f"--data_dir={data} --output_dir=NEW --model=transformer_t2t "
+        "--hparams_set=transformer_t2t --hparams="
+        f"{shlex.quote(overrides(FLAGS.output_dir))} --warm_start_from={run}",
         flush=True)
   return 0
 

@@ -123,3 +123,14 @@ def import_run(t2t_output_dir, t2t_data_dir, output_dir, data_dir,
         f"{t2t_data_dir or '(no --t2t_data_dir)'}: the run decodes and "
         "exports, and trains once t2t-import is given the data dir")
   return run.step
+
+
+def overrides(output_dir):
+  """The ``--hparams`` string that, over the ``transformer_t2t`` set,
+  gives the hparams t2t-import wrote into ``output_dir`` (for a new run
+  warm-started from it)."""
+  from t2t_keras.hparams import HParams  # pylint: disable=g-import-not-at-top
+  base = registry.hparams(MODEL)
+  saved = HParams.load(os.path.join(output_dir, "hparams.json"), like=base)
+  return ",".join(f"{k}={v}" for k, v in sorted(saved.values().items())
+                  if base.get(k) != v)
