@@ -32,12 +32,32 @@ def keep_xla_programs(environ):
   that a later ``--xla`` command loads the programs of the shapes an
   earlier one compiled instead of compiling them again (the quickstart
   model, 4,000 lines: 21.5 -> 13.0 s the second time). TensorFlow reads
-  TF_XLA_FLAGS once: set it before the import."""
+  TF_XLA_FLAGS once: set it before the import. Returns a line saying why
+  the cache is not used (its folder cannot be written), or None."""
   flags = environ.get("TF_XLA_FLAGS", "")
   if "--tf_xla_persistent_cache_directory" not in flags:
     folder = xla_folder()
+    unusable = _unwritable(folder)
+    if unusable:
+      # TensorFlow would fail the first compile on it: go without.
+      return (f"note: XLA's program cache {folder} cannot be used "
+              f"({unusable}); compiling without it (set T2T_KERAS_CACHE to "
+              "a writable folder to keep the programs)")
     environ["TF_XLA_FLAGS"] = (
         f"{flags} --tf_xla_persistent_cache_directory={folder}".strip())
+  return None
+
+
+def _unwritable(folder):
+  """Why ``folder`` cannot be made or written, or None."""
+  import tempfile  # pylint: disable=g-import-not-at-top
+  try:
+    os.makedirs(folder, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=folder):
+      pass
+  except OSError as e:
+    return e.strerror or str(e)
+  return None
 
 
 def keep_jax_programs():

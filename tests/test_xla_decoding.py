@@ -135,3 +135,18 @@ def test_xla_decoder_command_keeps_its_programs(trained_run, tmp_path):
       "--tf_xla_auto_jit=2", f"--tf_xla_persistent_cache_directory="
       f"{os.path.join(cache_folder(), 'tf_xla', tf.__version__)}-" +
       xla_folder().rsplit("-", 1)[1]]
+
+
+def test_an_unusable_xla_cache_is_left_out_with_a_line(monkeypatch,
+                                                        tmp_path):
+  """A cache folder that cannot be made (T2T_KERAS_CACHE under a file, a
+  HOME that is a file) is not given to TensorFlow, whose first compile
+  would fail on it; the command says so and compiles without it."""
+  blocker = tmp_path / "a_file"
+  blocker.write_text("", encoding="utf-8")
+  monkeypatch.setenv("T2T_KERAS_CACHE", str(blocker / "cache"))
+  environ = {}
+  said = keep_xla_programs(environ)
+  assert environ == {}
+  assert said.startswith(f"note: XLA's program cache {blocker}/cache/") and \
+      "compiling without it" in said

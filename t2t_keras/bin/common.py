@@ -100,7 +100,9 @@ def setup(argv, tensorflow=True, modes=None, backends=("tensorflow",)):
     gpu_environment(flags.FLAGS.gpu_memory_growth, os.environ)
     if "xla" in flags.FLAGS and flags.FLAGS.xla:
       from t2t_keras.cache import keep_xla_programs  # pylint: disable=g-import-not-at-top
-      keep_xla_programs(os.environ)
+      unusable = keep_xla_programs(os.environ)
+      if unusable:
+        print(unusable, file=sys.stderr, flush=True)
     # Imported for its side effect: TensorFlow, imported quietly.
     from t2t_keras.bin import quiet_tensorflow  # noqa: F401  # pylint: disable=g-import-not-at-top,unused-import
   registry.import_usr_dir(flags.FLAGS.t2t_usr_dir)
