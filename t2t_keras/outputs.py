@@ -93,7 +93,10 @@ def _partial(path):
 def output_file(path, mode="wb", **options):
   """Yields a file object open on a temporary name beside ``path``
   (``open``'s ``mode`` and ``options``); renames it to ``path`` when the
-  block ends cleanly, removes it otherwise."""
+  block ends cleanly, removes it otherwise. A ``path`` that is a symbolic
+  link is written at its target (the link stays a link)."""
+  if os.path.islink(path):
+    path = os.path.realpath(path)
   partial = _partial(path)
   with _locked(path):
     f = open(partial, mode, **options)  # pylint: disable=consider-using-with

@@ -384,6 +384,7 @@ def test_a_killed_worker_stops_the_other_in_one_line_and_both_resume(
       "error: worker 0 of the 2 workers stopped answering at step "), lines
   latest = tf.train.latest_checkpoint(out)
   assert "all resume from " + latest in lines[0]
+  assert "--worker_timeout_secs allows longer" in lines[0]
   step = int(latest.rsplit("-", 1)[1])
   outputs = finish(start_workers(out, tasks, step + 4, "--noeval_bleu"))
   for code, stdout, stderr in outputs:
@@ -521,3 +522,20 @@ def test_votes_are_any_or_mean_and_acted_on_at_their_step():
   assert cluster.from_chief([4.0]).tolist() == [4.0]
   with pytest.raises(ValueError, match="a vote is"):
     cluster.ballot("odd", "max")
+
+
+def test_worker_timeout_shares_out_over_the_health_checks():
+  """--worker_timeout_secs sets how long each of TensorFlow's health
+  checks of the other workers waits, so that their tries together take
+  about that long (TensorFlow's own: 3 tries of 10 s)."""
+  from t2t_keras.training.strategy import wait_for_workers  # pylint: disable=g-import-not-at-top
+  strategy = types.SimpleNamespace(extended=types.SimpleNamespace(
+      _check_health_retry_limit=3, _check_health_timeout=10))
+  wait_for_workers(strategy, 30)
+  assert strategy.extended._check_health_timeout == 10  # pylint: disable=protected-access
+  wait_for_workers(strategy, 300)
+  assert strategy.extended._check_health_timeout == 100  # pylint: disable=protected-access
+  # The attributes this reads are TensorFlow's, as its strategy has them.
+  from tensorflow.python.distribute import collective_all_reduce_strategy as c  # pylint: disable=g-import-not-at-top
+  assert c.CollectiveAllReduceExtended._check_health_retry_limit == 3  # pylint: disable=protected-access
+  assert c.CollectiveAllReduceExtended._check_health_timeout == 10  # pylint: disable=protected-access

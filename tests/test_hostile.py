@@ -225,6 +225,16 @@ def test_output_file_and_dir_appear_whole_or_not_at_all(tmp_path):
   assert os.listdir(version) == ["saved_model.pb"]
   assert sorted(os.listdir(version.parent)) == ["7"]
   assert _leftovers(tmp_path) == []
+  # A symbolic link is written at its target, and stays a link.
+  (tmp_path / "real").mkdir()
+  link = tmp_path / "link"
+  link.symlink_to(tmp_path / "real" / "out")          # dangling at first
+  for text in (b"one", b"two"):
+    with outputs.output_file(str(link)) as f:
+      f.write(text)
+    assert link.is_symlink() and (tmp_path / "real" / "out").read_bytes() \
+        == text
+  assert _leftovers(tmp_path) == []
 
 
 def test_exporter_stopped_leaves_no_version(trained_run, tmp_path):

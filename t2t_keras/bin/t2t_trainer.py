@@ -34,6 +34,11 @@ flags.DEFINE_integer("worker_gpu", None,
 flags.DEFINE_bool("allow_cpu", False,
                   "With --worker_gpu: train on the devices TensorFlow sees "
                   "when it sees fewer GPUs (default: stop with one line).")
+flags.DEFINE_float("worker_timeout_secs", RunConfig.worker_timeout_secs,
+                   "A multi-worker run ends when another worker has not "
+                   "answered for about this long (a paused process, a long "
+                   "garbage collection): raise it to wait longer.",
+                   lower_bound=1)
 flags.DEFINE_integer("cpu_devices", None,
                      "Without GPUs: split the CPU into this many logical "
                      "devices and train one replica on each.")
@@ -97,6 +102,7 @@ MODES = modes.Modes("t2t-trainer", exclusive=(
                           "keep_checkpoint_max", "save_checkpoints_secs",
                           "save_checkpoints_steps", "worker_gpu",
                           "cpu_devices", "xla_compile", "eval_bleu",
+                          "worker_timeout_secs",
                           "early_stopping_patience", "train_minutes",
                           "random_seed", "warm_start_from"})),
 ), additive=(
@@ -143,6 +149,7 @@ def main():
           every_steps=FLAGS.save_checkpoints_steps),
       worker_gpu=FLAGS.worker_gpu, allow_cpu=FLAGS.allow_cpu,
       cpu_devices=FLAGS.cpu_devices,
+      worker_timeout_secs=FLAGS.worker_timeout_secs,
       jit_compile=FLAGS.xla_compile, seed=FLAGS.random_seed,
       eval_bleu=FLAGS.eval_bleu, eval_bleu_lines=FLAGS.eval_bleu_lines,
       eval_metric=FLAGS.eval_metric,

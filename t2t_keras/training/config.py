@@ -42,6 +42,8 @@ class RunConfig:
   allow_cpu: train on the devices TensorFlow sees when ``worker_gpu``
     asks for more.
   cpu_devices: without GPUs, split the CPU into this many logical devices.
+  worker_timeout_secs: a multi-worker run ends when another worker has not
+    answered TensorFlow's health checks for about this long.
   jit_compile: compile the training step with XLA.
   seed: initial weights, dropout and the data order.
   eval_bleu: decode dev and score sacreBLEU at each evaluation, and keep
@@ -81,6 +83,7 @@ class RunConfig:
   worker_gpu: Optional[int] = None
   allow_cpu: bool = False
   cpu_devices: Optional[int] = None
+  worker_timeout_secs: float = 30.0
   jit_compile: bool = False
   seed: int = 1234
   eval_bleu: Optional[bool] = None

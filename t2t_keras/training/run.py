@@ -241,7 +241,8 @@ def _train(config, log):
       keep_saved=() if c.warm_start_schedule in ("", "restart") else
       finetune.SCHEDULE_HPARAMS, worker_gpu=c.worker_gpu)
   train_steps = c.train_steps or hparams.train_steps
-  strategy = make_strategy(c.worker_gpu, c.cpu_devices, c.allow_cpu)
+  strategy = make_strategy(c.worker_gpu, c.cpu_devices, c.allow_cpu,
+                           c.worker_timeout_secs)
   if num_workers() > 1:
     agree_on_precision(strategy, hparams, log)
   keras.utils.set_random_seed(c.seed)
@@ -364,7 +365,8 @@ def _train(config, log):
                     log_every=max(1, min(100, eval_every)), log=log,
                     hooks=[evaluation])
       except PEER_ERRORS as e:
-        gone = peer_failure(e, trainer.step, c.output_dir)
+        gone = peer_failure(e, trainer.step, c.output_dir,
+                            c.worker_timeout_secs)
         if gone is None:
           raise
         raise gone from None

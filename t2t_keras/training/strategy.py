@@ -108,7 +108,18 @@ def multi_worker_strategy(gpus, distribute=tf.distribute):
           implementation.RING))
 
 
-def make_strategy(worker_gpu=None, cpu_devices=None, allow_cpu=False):
+def wait_for_workers(strategy, seconds):
+  """A MultiWorkerMirroredStrategy's peers are taken for gone after about
+  ``seconds`` without an answer: its health checks (TensorFlow's: every
+  30 s, ``_check_health_retry_limit`` tries of 10 s) each wait a share
+  of it. The checks read these attributes at each round."""
+  extended = strategy.extended
+  tries = max(1, int(getattr(extended, "_check_health_retry_limit", 3)))
+  extended._check_health_timeout = max(1.0, seconds / tries)  # pylint: disable=protected-access
+
+
+def make_strategy(worker_gpu=None, cpu_devices=None, allow_cpu=False,
+                  worker_timeout_secs=30.0):
   """The strategy for this process (see the module docstring); asking for
   more GPUs than TensorFlow sees is ``check_gpus``'s error. Only the GPUs it
   uses are started (``limit_gpus``)."""
@@ -120,7 +131,9 @@ def make_strategy(worker_gpu=None, cpu_devices=None, allow_cpu=False):
     gpus = tf.config.get_visible_devices("GPU")
     if cpu_devices and cpu_devices > 1:
       split_cpu(cpu_devices)
-    return multi_worker_strategy(gpus)
+    strategy = multi_worker_strategy(gpus)
+    wait_for_workers(strategy, worker_timeout_secs)
+    return strategy
   gpus = tf.config.get_visible_devices("GPU")
   if gpus:
     count = len(gpus)

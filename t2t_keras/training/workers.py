@@ -43,9 +43,10 @@ class PeerGone(UserError):
   """Another worker of a multi-worker run stopped answering."""
 
 
-def peer_failure(error, step, output_dir):
+def peer_failure(error, step, output_dir, timeout=None):
   """The one-line ``PeerGone`` for a collective's ``error`` in a multi-worker
-  run (None when this is not one)."""
+  run (None when this is not one); ``timeout``: the run's
+  --worker_timeout_secs, named as what allows a longer silence."""
   if num_workers() < 2 or not isinstance(error, PEER_ERRORS):
     return None
   tasks = sorted(set(_TASK.findall(str(error))) - {_me()})
@@ -55,8 +56,11 @@ def peer_failure(error, step, output_dir):
   resume = (f"start every worker again with the same command: all resume "
             f"from {latest}" if latest else "start every worker again with "
             "the same command: no checkpoint was saved, so they start over")
+  allow = (f" (silent for more than about {timeout:g} s; "
+           "--worker_timeout_secs allows longer)" if timeout else "")
   return PeerGone(f"{who} of the {num_workers()} workers stopped answering "
-                  f"at step {step} ({type(error).__name__}); {resume}")
+                  f"at step {step}{allow} ({type(error).__name__}); "
+                  f"{resume}")
 
 
 def _me():
