@@ -472,6 +472,22 @@ def test_the_decoder_is_a_well_behaved_filter(trained_run, sources):
     assert lines[0].startswith(f"error: standard {said} is closed; "), lines
 
 
+def test_a_max_length_no_example_fits_is_refused_first(trained_run,
+                                                       tmp_path):
+  """--hparams=max_length=1 was a StopIteration after the run folder was
+  written: now one line, before it is."""
+  data, _ = trained_run
+  done = command("t2t_trainer", "--problem=translate_synthetic",
+                 f"--data_dir={data}", "--hparams_set=transformer_tiny",
+                 "--hparams=max_length=1", "--train_steps=2",
+                 f"--output_dir={tmp_path / 'run'}")
+  assert done.returncode == 2, done.stderr[-2000:]
+  lines = done.stderr.strip().splitlines()
+  assert len(lines) == 1 and lines[0].startswith("error: all ") and \
+      "training examples are longer than max_length=1 tokens" in lines[0]
+  assert not (tmp_path / "run").exists()
+
+
 def test_counts_that_mean_none_are_refused_or_none(tmp_path):
   """--train_steps=0 trained the hparams' 100,000 steps: now one line
   before anything is written. --keep_checkpoint_max=0 was a ValueError

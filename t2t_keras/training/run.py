@@ -137,12 +137,26 @@ def check_model_spec(output_dir, spec, log):
         "give the --data_dir the run trained on, or a new --output_dir")
 
 
-def report_long_examples(problem, data_dir, max_length, log):
-  """Logs how many train examples ``max_length`` drops, and how many dev
-  examples evaluation keeps and skips (``pipeline.EVAL_LENGTH_FACTOR``)."""
+def check_some_fit(problem, data_dir, max_length):
+  """``problem.count_longer`` of the train split; a ``UserError`` when no
+  training example fits ``max_length`` (nothing would ever train)."""
+  counts = problem.count_longer("train", data_dir, max_length)
+  if counts and counts[0] and counts[1] == counts[0]:
+    raise UserError(f"all {counts[0]:,} training examples are longer than "
+                    f"max_length={max_length} tokens, so none would train; "
+                    "raise max_length (--hparams=max_length=...)")
+  return counts
+
+
+def report_long_examples(problem, data_dir, max_length, log,
+                         train_counts=None):
+  """Logs how many train examples ``max_length`` drops (``train_counts``,
+  if counted already), and how many dev examples evaluation keeps and
+  skips (``pipeline.EVAL_LENGTH_FACTOR``)."""
   for split, fate in (("train", "dropped from training"),
                       ("dev", "kept")):
-    counts = problem.count_longer(split, data_dir, max_length)
+    counts = (train_counts if split == "train" and train_counts else
+              problem.count_longer(split, data_dir, max_length))
     if counts:
       total, longer = counts
       line = (f"{split}: {longer:,} of {total:,} examples longer than "
@@ -274,6 +288,11 @@ def _train(config, log):
                     "give --warm_start_from (the source run)")
   # The run's own records are read before anything is written.
   read_best_state(os.path.join(c.output_dir, BEST_DIR))
+  resuming = os.path.isdir(c.output_dir) and checkpoint_io.newest_readable(
+      c.output_dir)
+  # A pass over the data (where datagen recorded no lengths): once a run.
+  train_counts = None if resuming else check_some_fit(
+      problem, c.data_dir, hparams.max_length)
   chief = strategy.extended.should_checkpoint
   if chief:
     os.makedirs(c.output_dir, exist_ok=True)
@@ -340,7 +359,8 @@ def _train(config, log):
                 "the all-reduce and update are not"
                 if strategy.num_replicas_in_sync > 1 else ""))
       if not restored:   # a full pass over the data: once a run, not a resume
-        report_long_examples(problem, c.data_dir, hparams.max_length, log)
+        report_long_examples(problem, c.data_dir, hparams.max_length, log,
+                             train_counts)
 
       def dev_data():
         return trainer.distribute(lambda ctx: problem.batches(
