@@ -195,4 +195,31 @@ class HParams:
         # fraction (ema_decay=0 is off, 0.999 on).
         kind = float if type(value) in (int, float) else type(value)
         json_files.check(path, name, values[name], kind, remedy)
+        _check_size(path, name, values[name], value, remedy)
+    from t2t_keras import hparam_ranges  # pylint: disable=g-import-not-at-top
+    try:
+      hparam_ranges.check(values, hparam_ranges.MODEL, path)
+    except UserError as e:
+      raise UserError(f"{path} is damaged: {str(e).split(': ', 1)[1]}; "
+                      f"{remedy}") from None
     return cls(**values)
+
+
+# Sizes and counts are int32 in the graph.
+_LARGEST_COUNT = 2**31 - 1
+
+
+def _check_size(path, name, value, default, remedy):
+  """A ``UserError`` naming ``path`` when ``value`` stands where the
+  integer ``default`` does and is a fraction, or larger than a tensor's
+  int32 sizes hold (``"max_length": 1e308``, ``"filter_size": 1e20``)."""
+  if type(default) is not int or isinstance(value, bool):  # pylint: disable=unidiomatic-typecheck
+    return
+  if isinstance(value, float) and default != 0 and not value.is_integer():
+    problem = "a fraction"
+  elif abs(value) > _LARGEST_COUNT:
+    problem = f"larger than {_LARGEST_COUNT:,}"
+  else:
+    return
+  raise UserError(f"{path} is damaged: {name} is {value!r}, {problem} "
+                  f"where a whole number is due; {remedy}")

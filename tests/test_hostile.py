@@ -3,7 +3,9 @@ processes, outputs written over inputs or by two commands, files and
 values that are not what the run holds. Each case ends in one line (or a
 clean success) with nothing the user had lost."""
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -343,6 +345,35 @@ def test_hparams_that_cannot_build_a_model_write_nothing(tmp_path):
   good = command("t2t_trainer", *args,
                  "--hparams=hidden_size=32,filter_size=64,num_hidden_layers=1")
   assert good.returncode == 0, good.stderr[-2000:]
+
+
+@pytest.mark.parametrize("name,field,value,problem", [
+    ("hparams.json", "filter_size", 10**20, "larger than 2,147,483,647"),
+    ("hparams.json", "max_length", 1e308, "larger than 2,147,483,647"),
+    ("hparams.json", "hidden_size", 64.5, "a fraction"),
+    ("hparams.json", "label_smoothing", 2.0, "label_smoothing=2.0 is out "
+     "of range"),
+    ("model.json", "target_vocab_size", 10**12, "expected a vocabulary "
+     "size")])
+def test_run_files_from_elsewhere_are_checked(trained_run, tmp_path, name,
+                                              field, value, problem):
+  """A value of another type or out of range in a run's hparams.json or
+  model.json (a run from someone else) is named as damage in one line:
+  it was a Keras error while building, or not noticed at all."""
+  data, out = trained_run
+  run = tmp_path / "run"
+  shutil.copytree(out, run)
+  values = json.loads((run / name).read_text(encoding="utf-8"))
+  values[field] = value
+  (run / name).write_text(json.dumps(values), encoding="utf-8")
+  (tmp_path / "in.txt").write_text("a b\n", encoding="utf-8")
+  done = command("t2t_decoder", "--problem=translate_synthetic",
+                 f"--data_dir={data}", f"--output_dir={run}",
+                 f"--decode_from_file={tmp_path / 'in.txt'}")
+  assert done.returncode == 2, done.stderr[-2000:]
+  lines = done.stderr.strip().splitlines()
+  assert len(lines) == 1 and lines[0].startswith(
+      f"error: {run / name} is damaged: ") and problem in lines[0], lines
 
 
 def test_saved_model_dirs_that_are_not_one(trained_run, tmp_path):

@@ -87,6 +87,11 @@ def build_model_from_dir(model_dir, activation_dtype=None):
   hparams = HParams.load(paths[0], like=registry.hparams("transformer_base"))
   spec = json_files.load(paths[1], SPEC_TYPES,
       "t2t-trainer writes it when a run starts: restore it from a copy")
+  for name in ("input_vocab_size", "target_vocab_size"):
+    if not 1 <= spec[name] < 2**31:
+      raise UserError(f"{paths[1]} is damaged: {name} is {spec[name]}, "
+                      "expected a vocabulary size from 1 to 2^31 - 1; "
+                      "restore it from a copy")
   with dtype_policy(activation_dtype
                     or hparams.get("activation_dtype", "float32")):
     net = _model_class(spec, model_dir)(hparams, spec["input_vocab_size"],
