@@ -61,6 +61,26 @@ def test_datagen_refuses_a_corpus_changed_since(tmp_path):
     generate("translate_ende", data, **options)
   assert {n: os.path.getmtime(os.path.join(data, n))
           for n in os.listdir(data)} == before
+  # Other files (another --raw_data_dir) are refused too, naming the old
+  # ones; the same files moved elsewhere are not.
+  (raw / "train.de").write_text("".join(
+      " ".join(words[i:] + words[:i]) + "\n" for i in range(11)),
+      encoding="utf-8")
+  moved = tmp_path / "moved"
+  os.rename(raw, moved)
+  generate("translate_ende", data, **dict(options, raw_dir=str(moved)))
+  (moved / "dev.en").write_text("another dev set\n" * 11, encoding="utf-8")
+  other = tmp_path / "other"
+  other.mkdir()
+  for name in os.listdir(moved):
+    (other / name).write_bytes((moved / name).read_bytes())
+  with pytest.raises(CorpusError, match=f"{data} was made from other raw "
+                     f"files than {other / 'dev.en'}"):
+    generate("translate_ende", data, **dict(options, raw_dir=str(other)))
+  # --overwrite makes it again from them.
+  generate("translate_ende", data, overwrite=True,
+           **dict(options, raw_dir=str(other)))
+  generate("translate_ende", data, **dict(options, raw_dir=str(other)))
 
 
 def test_a_1_mb_dev_line_is_skipped_from_the_dev_loss_and_counted(tmp_path):

@@ -44,6 +44,10 @@ flags.DEFINE_boolean("tree_close_labels", None,
                      "parsing_wsj: closing brackets carry their label "
                      "(the default); --notree_close_labels: a bare ')' "
                      "(top-down only). Recorded in --data_dir.")
+flags.DEFINE_boolean("overwrite", False,
+                     "Remove what an earlier t2t-datagen wrote for this "
+                     "problem in --data_dir and make it again (a data dir "
+                     "made from other raw files is refused without it).")
 common.define("vocab_size")
 
 # The flags above: what datagen reads besides --problem and --data_dir.
@@ -51,7 +55,7 @@ NAMES = frozenset({"tmp_dir", "raw_data_dir", "raw_prefixes",
                    "vocab_byte_budget", "source_lang", "target_lang",
                    "bpe_dropout", "bpe_dropout_copies", "lowercase",
                    "tree_order", "tree_leaves", "tree_close_labels",
-                   "vocab_size"})
+                   "vocab_size", "overwrite"})
 
 
 def generate_from_flags(problem, data_dir):
@@ -64,5 +68,6 @@ def generate_from_flags(problem, data_dir):
                   target_lang=f.target_lang, vocab_size=f.vocab_size,
                   bpe_dropout=f.bpe_dropout,
                   bpe_dropout_copies=f.bpe_dropout_copies,
-                  lowercase=f.lowercase, order=f.tree_order,
+                  lowercase=f.lowercase, overwrite=f.overwrite,
+                  order=f.tree_order,
                   leaves=f.tree_leaves, close_labels=f.tree_close_labels)

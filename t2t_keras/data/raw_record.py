@@ -31,15 +31,29 @@ def fingerprints(paths):
   return found
 
 
-def check_unchanged(recorded, now, data_dir):
+def check_unchanged(recorded, now, data_dir, others=True):
   """A ``CorpusError`` when a file that ``recorded`` lists differs in
-  ``now`` (both ``fingerprints`` dicts); files that are gone or were not
-  recorded pass."""
+  ``now`` (both ``fingerprints`` dicts), or when ``now`` holds a file whose
+  content none of the recorded ones has (the data dir was made from other
+  files; the same files moved elsewhere pass; ``others=False``: a new file
+  passes, as a corpus added to a weighted mixture). Nothing recorded
+  passes."""
+  remedy = (f"give t2t-datagen a new --data_dir, or --overwrite to make "
+            f"{data_dir} again from these files")
   for path, found in now.items():
     then = (recorded or {}).get(path)
     if then and (found["bytes"], found["sha256"]) != (
         then.get("bytes"), then.get("sha256")):
       raise CorpusError(
           f"{path} changed since {data_dir} was made from it: its "
-          "vocabulary and shards encode the old text; give t2t-datagen a "
-          f"new --data_dir (or delete {data_dir})")
+          f"vocabulary and shards encode the old text; {remedy}")
+  if not recorded or not others:
+    return
+  known = {(r.get("bytes"), r.get("sha256")) for r in recorded.values()}
+  for path, found in sorted(now.items()):
+    if (found["bytes"], found["sha256"]) not in known:
+      raise CorpusError(
+          f"{data_dir} was made from other raw files than {path} (from "
+          f"{', '.join(sorted(recorded)[:2])}"
+          f"{', ...' if len(recorded) > 2 else ''}): its vocabulary and "
+          f"shards encode that text; {remedy}")

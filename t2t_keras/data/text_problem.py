@@ -240,7 +240,7 @@ class Text2TextProblem(Problem):
       raw_now = raw_record.fingerprints(
           raw.raw_files() if hasattr(raw, "raw_files") else [])
       raw_record.check_unchanged(self._read_manifest(data_dir).get("raw"),
-                                 raw_now, data_dir)
+                                 raw_now, data_dir, others=not mixing)
     if not mixing and all(self.split_done(data_dir, s) for s in
                           list(splits) + copies) and \
         os.path.exists(self.vocab_path(data_dir)):
@@ -375,6 +375,18 @@ class Text2TextProblem(Problem):
     if counts is None:   # data written before lengths were recorded
       return super().count_longer(split, data_dir, max_length)
     return counts
+
+  def remove_data(self, data_dir):
+    """Removes what datagen wrote for this problem in ``data_dir`` (its
+    vocabulary, shards and records: every file named after it), for
+    ``t2t-datagen --overwrite``; returns how many files went."""
+    names = glob.glob(os.path.join(glob.escape(data_dir),
+                                   f"{self.data_name}[-.]*"))
+    names += glob.glob(os.path.join(glob.escape(data_dir),
+                                    f"vocab.{self.data_name}.*"))
+    for name in names:
+      os.remove(name)
+    return len(names)
 
   def data_files(self, data_dir):
     """Every TFRecord shard of this problem in ``data_dir``."""
