@@ -210,6 +210,22 @@ def test_a_resumed_run_refuses_a_vocabulary_made_again(run_copy):
   assert sorted(os.listdir(out)) == before
 
 
+def test_a_resumed_run_refuses_training_shards_made_again(run_copy):
+  """The training shards made again (other names or sizes than model.json
+  records) under a resumed run: one line, before any update."""
+  shared, out = run_copy
+  data = os.path.join(os.path.dirname(out), "data")
+  shutil.copytree(shared, data)   # the shared data stays as it is
+  _train(data, out, 31)          # records the shards' digest
+  shard = sorted(glob.glob(os.path.join(data, "*-train-*-of-*")))[0]
+  with open(shard, "ab") as f:
+    f.write(b"\0" * 16)
+  with pytest.raises(UserError, match=r"'s training shards are not the ones "
+                     r"this run trained on \(their names and sizes differ"):
+    _train(data, out, 32)
+  assert checkpoint_io.listed(out)[-1].endswith("ckpt-31")
+
+
 def test_damaged_checkpoint_state_and_best_json(run_copy):
   data, out = run_copy
   state = os.path.join(out, "checkpoint")

@@ -33,6 +33,28 @@ def vocab_digest(problem, data_dir):
   return vocabs_digest(vocabs)
 
 
+def train_data_digest(problem, data_dir):
+  """SHA-256 of the names and sizes of the problem's training shards in
+  ``data_dir`` (``data_files``), or None for a problem without files.
+  Datagen made again, from other text or with other settings, changes
+  it."""
+  files = getattr(problem, "data_files", None)
+  if files is None or not data_dir:
+    return None
+  try:
+    found = sorted((os.path.basename(f), os.path.getsize(f))
+                   for f in files(data_dir)
+                   if "-train" in os.path.basename(f))
+  except (OSError, UserError):
+    return None
+  if not found:
+    return None
+  digest = hashlib.sha256()
+  for name, size in found:
+    digest.update(f"{name}\t{size}\n".encode("utf-8"))
+  return digest.hexdigest()
+
+
 def _run_dirs(model_dir, checkpoint_path):
   """``model_dir`` and the folders of ``checkpoint_path`` (comma-separated
   for an ensemble; a directory, or a checkpoint in one)."""

@@ -54,14 +54,16 @@ SPEC_TYPES = {"model": str, "input_vocab_size": int, "target_vocab_size": int}
 
 def model_spec(model_name, input_vocab_size, target_vocab_size,
                problem_name=None, flags=None, vocab_sha256=None,
-               data_dir=None):
+               data_dir=None, train_data_sha256=None):
   """What rebuilding the model needs, as model.json holds it (and the
   absolute ``data_dir`` it trained on, where a mapped warm start finds its
-  vocabulary)."""
+  vocabulary, and a digest of its training shards, which a resumed run
+  must find the same)."""
   return {"model": model_name, "input_vocab_size": int(input_vocab_size),
           "target_vocab_size": int(target_vocab_size),
           "problem": problem_name, "flags": dict(flags or {}),
           "vocab_sha256": vocab_sha256,
+          "train_data_sha256": train_data_sha256,
           "data_dir": data_dir and os.path.abspath(data_dir)}
 
 

@@ -16,7 +16,7 @@ from t2t_keras.hparams import HParams
 from t2t_keras.logs import log_line
 from t2t_keras.models.builder import (MODEL_SPEC, SPEC_TYPES, model_spec,
                                       save_model_spec)
-from t2t_keras.data.vocab_check import vocab_digest
+from t2t_keras.data.vocab_check import train_data_digest, vocab_digest
 from t2t_keras.models.precision import (choose_activation_dtype, cpu_flags,
                                         dtype_policy)
 from t2t_keras.training import batch_plan
@@ -135,6 +135,13 @@ def check_model_spec(output_dir, spec, log):
         f"one this run trained with (SHA-256 {here[:12]}... here, "
         f"{there[:12]}... in {path}): its token ids would name other pieces; "
         "give the --data_dir the run trained on, or a new --output_dir")
+  there, here = old.get("train_data_sha256"), spec.get("train_data_sha256")
+  if there and here and there != here:
+    raise UserError(
+        f"{spec.get('data_dir') or 'the --data_dir'}'s training shards are "
+        f"not the ones this run trained on (their names and sizes differ "
+        f"from those {path} records: made again?): give the --data_dir the "
+        "run trained on, or a new --output_dir")
 
 
 def check_some_fit(problem, data_dir, max_length):
@@ -268,7 +275,8 @@ def _train(config, log):
   if config_class is not None:
     config_class.from_hparams(hparams)
   spec = model_spec(c.model, input_vocab, target_vocab, c.problem, c.flags,
-                    vocab_digest(problem, c.data_dir), c.data_dir)
+                    vocab_digest(problem, c.data_dir), c.data_dir,
+                    train_data_digest(problem, c.data_dir))
   spec = warm_start_record(spec, c.warm_start_from, c.warm_start_vocab,
                            c.output_dir)
   # A warm start's source is checked before the new run writes anything.
