@@ -78,6 +78,18 @@ def test_fresh_process_gets_the_decoders_strings(trained_run, exported):
   assert load_fresh(exported[0], LINES) == expected(trained_run)
 
 
+def test_a_request_is_decoded_in_chunks_of_batch_size(trained_run,
+                                                       tmp_path):
+  """batch_size=2 at export: a request of 5 sentences is decoded 2, 2
+  and 1 at a time (its memory that of 2), with the outputs of one
+  search of all 5."""
+  data, out = trained_run
+  path = export_run("translate_synthetic", out, data,
+                    decode_overrides=DECODE + ",batch_size=2",
+                    export_dir=str(tmp_path), version=1, log=lambda _: None)
+  assert load_fresh(path, LINES) == expected(trained_run)
+
+
 def test_a_request_of_no_sentences_gets_no_outputs(exported):
   assert load_fresh(exported[0], []) == []
 

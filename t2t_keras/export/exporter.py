@@ -20,6 +20,9 @@ Signatures:
   prefixed_partial: as prefixed, but the prefix's last word may go on
     (interactive completion).
 A problem's decoding constraint (parsing's trees) is part of every search.
+Each signature decodes a request ``batch_size`` sentences at a time (the
+decode hparam; 0: ``decoding.options.BATCH_SIZE``, 32), so a request's
+memory is bounded by one chunk's, whatever the number of sentences.
 Each version carries TF Serving's warm-up requests (``warmup``): one
 request per signature, run as TF Serving loads it.
 """
@@ -31,6 +34,7 @@ import tensorflow as tf
 
 from t2t_keras import checkpoint_io
 from t2t_keras.decoding.constraints import PrefixConstraint, word_starts_of
+from t2t_keras.decoding.options import sentences_a_batch
 from t2t_keras.decoding.search import search_function
 from t2t_keras.errors import ExistingFileError, UserError
 from t2t_keras.logs import native_stderr_silenced
@@ -78,10 +82,31 @@ def export(model, vocab, hparams, export_dir, version=None,
               prefixes, word_starts_of(target_vocab) if whole else None)))
       for whole in (True, False)}
 
+  chunk = sentences_a_batch(hparams)
+
+  def in_chunks(ids, prefixes, whole_words):
+    """The search over ``chunk`` sentences at a time (a request's memory
+    is one chunk's, whatever its size), the rows joined in order. Every
+    chunk has the request's padded width, so its outputs have one
+    length."""
+    count = (tf.shape(ids)[0] + chunk - 1) // chunk
+    found = [tf.TensorArray(dtype, size=count, infer_shape=False,
+                            element_shape=tf.TensorShape([None] * rank))
+             for dtype, rank in ((tf.int32, 2), (tf.float32, 1))]
+
+    def body(i, out, scores):
+      rows = slice(i * chunk, (i + 1) * chunk)
+      got = (plain(ids[rows]) if prefixes is None else
+             prefixed[whole_words](ids[rows], prefixes[rows]))
+      return i + 1, out.write(i, got[0]), scores.write(i, got[1])
+
+    _, out, scores = tf.while_loop(lambda i, *_: i < count, body,
+                                   (tf.constant(0), *found))
+    return out.concat(), scores.concat()
+
   def search(ids, prefixes=None, whole_words=True):
     def run():
-      return (plain(ids) if prefixes is None else
-              prefixed[whole_words](ids, prefixes))
+      return in_chunks(ids, prefixes, whole_words)
 
     def nothing():   # a request of no sentences: no outputs, not an error
       return tf.zeros([0, 1], tf.int32), tf.zeros([0], tf.float32)
