@@ -46,10 +46,14 @@ class SinusoidalPositionalEncoding(keras.layers.Layer):
     [batch, length, d_model], ``inputs + PE[offset:offset + length]``.
   """
 
+  # (positions [length], depth) -> float32 [length, depth]; a variant with
+  # other sinusoids (tensor2tensor's) replaces it.
+  encoding = staticmethod(sinusoid)
+
   def call(self, inputs, offset=0):
     _, length, depth = ops.shape(inputs)
     positions = ops.arange(length) + offset
-    encoding = sinusoid(positions, depth)
+    encoding = self.encoding(positions, depth)
     return inputs + ops.cast(encoding, inputs.dtype)[None]
 
 

@@ -21,6 +21,7 @@ from keras import ops
 
 from t2t_keras.ids import PAD_ID
 from t2t_keras.layers.embedding import TokenEmbedding
+from t2t_keras.layers.positional_encoding import SinusoidalPositionalEncoding
 
 
 def timing_signal(positions, depth):
@@ -37,20 +38,11 @@ def timing_signal(positions, depth):
 
 
 @keras.saving.register_keras_serializable(package="t2t_keras")
-class T2TTimingSignal(keras.layers.Layer):
-  """Adds ``timing_signal``.
+class T2TTimingSignal(SinusoidalPositionalEncoding):
+  """Adds ``timing_signal``: ``SinusoidalPositionalEncoding`` (same call
+  args and shapes) with tensor2tensor's sinusoids."""
 
-  Call args:
-    inputs: [batch, length, d_model].
-    offset: scalar int, the position of the first element (decoding).
-  Returns:
-    [batch, length, d_model].
-  """
-
-  def call(self, inputs, offset=0):
-    _, length, depth = ops.shape(inputs)
-    signal = timing_signal(ops.arange(length) + offset, depth)
-    return inputs + ops.cast(signal, inputs.dtype)[None]
+  encoding = staticmethod(timing_signal)
 
 
 @keras.saving.register_keras_serializable(package="t2t_keras")

@@ -128,20 +128,20 @@ def check_model_spec(output_dir, spec, log):
         f"{path} records the problem {old['problem']}, not "
         f"{spec['problem']}: its checkpoints were trained on that one; use "
         "a new --output_dir or the run's --problem")
-  there, here = old.get("vocab_sha256"), spec.get("vocab_sha256")
-  if there and here and there != here:
-    raise UserError(
-        f"{spec.get('data_dir') or 'the --data_dir'}'s vocabulary is not the "
-        f"one this run trained with (SHA-256 {here[:12]}... here, "
-        f"{there[:12]}... in {path}): its token ids would name other pieces; "
-        "give the --data_dir the run trained on, or a new --output_dir")
-  there, here = old.get("train_data_sha256"), spec.get("train_data_sha256")
-  if there and here and there != here:
-    raise UserError(
-        f"{spec.get('data_dir') or 'the --data_dir'}'s training shards are "
-        f"not the ones this run trained on (their names and sizes differ "
-        f"from those {path} records: made again?): give the --data_dir the "
-        "run trained on, or a new --output_dir")
+  data = spec.get("data_dir") or "the --data_dir"
+  for key, differs in (
+      ("vocab_sha256", lambda here, there: (
+          f"'s vocabulary is not the one this run trained with (SHA-256 "
+          f"{here[:12]}... here, {there[:12]}... in {path}): its token ids "
+          "would name other pieces")),
+      ("train_data_sha256", lambda here, there: (
+          "'s training shards are not the ones this run trained on (their "
+          f"names and sizes differ from those {path} records: made "
+          "again?)"))):
+    there, here = old.get(key), spec.get(key)
+    if there and here and there != here:
+      raise UserError(f"{data}{differs(here, there)}; give the --data_dir "
+                      "the run trained on, or a new --output_dir")
 
 
 def check_some_fit(problem, data_dir, max_length):
