@@ -30,4 +30,5 @@ def _tensor2tensor(hparams):
   hparams.optimizer_adam_epsilon = 1e-9
   hparams.learning_rate_warmup_steps = 8000
   hparams.add_hparam("target_space_id", 0)  # its problems' default
+  hparams.add_hparam("max_relative_position", 0)  # > 0: relative attention
   return hparams

@@ -33,19 +33,20 @@ def _streams():
   """A closed stdin, a closed stdout and a reader that goes away, for the
   commands that read or write a stream."""
   readers = {   # name: (command, what its one line names)
-      "decoder": (decoder, "standard stdin is closed"),
+      "decoder": (decoder, "standard input is closed"),
       "bleu --translation=/dev/stdin": (
           lambda h: ["t2t-bleu", "--translation=/dev/stdin",
                      f"--reference={source_file(h)}"], "/dev/stdin"),
   }
   writers = {
+      # 2,000 lines: more output than a pipe holds, so that it is written
+      # while the reader is gone.
       "decoder": lambda h: decoder(h, None, None,
-                                   f"--decode_from_file={source_file(h)}"),
+                                   f"--decode_from_file={source_file(h, 2000)}"),
       "bleu": _bleu_files,
       "evalb": lambda h: ["t2t-evalb",
                           f"--gold_file={write_file(in_dir(h, 'g'), TREE)}",
                           f"--test_file={write_file(in_dir(h, 't'), TREE)}"],
-      "trainer --registry_help": lambda h: ["t2t-trainer", "--registry_help"],
   }
   cases = [dict(kind="closed stream", name=f"{name}: stdin closed",
                 command=lambda h, make=make: _shell(CLOSED["stdin"], make(h)),
@@ -53,7 +54,7 @@ def _streams():
   cases += [dict(kind="closed stream", name=f"{name}: stdout closed",
                  command=lambda h, make=make: _shell(CLOSED["stdout"],
                                                      make(h)),
-                 error="standard stdout is closed")
+                 error="standard output is closed")
             for name, make in writers.items()]
   cases += [dict(kind="closed stream", name=f"{name}: piped to head -c 1",
                  command=lambda h, make=make: _shell(PIPE_TO_HEAD, make(h)),
@@ -70,9 +71,16 @@ def _resumed_on(h, change):
 
 
 def _vocab_made_again(data):
+  """The vocabulary as datagen would make it from other text: the same
+  size, other scores (a valid model, other bytes)."""
+  from sentencepiece import sentencepiece_model_pb2  # pylint: disable=g-import-not-at-top
   vocab = glob.glob(os.path.join(data, "vocab.*"))[0]
-  with open(vocab, "ab") as f:
-    f.write(b"\0")
+  model = sentencepiece_model_pb2.ModelProto()
+  with open(vocab, "rb") as f:
+    model.ParseFromString(f.read())
+  for piece in model.pieces:
+    piece.score -= 1.0
+  write_file(vocab, model.SerializeToString())
 
 
 def _shards_made_again(data):

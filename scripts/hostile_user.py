@@ -75,6 +75,8 @@ def digest(folder):
   for root, _, files in os.walk(folder):
     for name in files:
       path = os.path.join(root, name)
+      if os.path.islink(path):     # its target is digested where it lies
+        continue
       with open(path, "rb") as f:
         found[path] = hashlib.sha256(f.read()).hexdigest()
   return found

@@ -16,7 +16,7 @@ from commands import t2t_command as command
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "t2t")
 T2T_DATA = os.path.join(FIXTURES, "data")
 SOURCE = os.path.join(FIXTURES, "val20.en")
-RUNS = ("tiny", "base_v1")
+RUNS = ("tiny", "base_v1", "relative")
 
 
 def _lines(path):
@@ -111,7 +111,7 @@ def test_what_it_cannot_map_is_refused_in_one_line(tmp_path):
   run = tmp_path / "t2t_run"
   shutil.copytree(os.path.join(FIXTURES, "tiny"), run)
   hparams = json.load(open(run / "hparams.json", encoding="utf-8"))
-  hparams["self_attention_type"] = "dot_product_relative"
+  hparams["self_attention_type"] = "dot_product_relative_v2"
   json.dump(hparams, open(run / "hparams.json", "w", encoding="utf-8"))
   done = command("t2t_import", f"--t2t_output_dir={run}",
                  f"--t2t_data_dir={T2T_DATA}",
@@ -120,8 +120,8 @@ def test_what_it_cannot_map_is_refused_in_one_line(tmp_path):
   assert done.returncode == 2
   assert done.stderr.strip().splitlines() == [
       "error: the tensor2tensor run's self_attention_type="
-      "'dot_product_relative' cannot be imported: t2t-import reproduces "
-      "dot-product self-attention only"]
+      "'dot_product_relative_v2' cannot be imported: t2t-import reproduces "
+      "dot-product self-attention, plain or relative only"]
   assert not os.path.exists(tmp_path / "out")
   done = command("t2t_import", f"--t2t_output_dir={FIXTURES}/tiny",
                  f"--t2t_data_dir={tmp_path}",

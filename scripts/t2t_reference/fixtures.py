@@ -5,7 +5,7 @@ tensor2tensor's own environment (make_env.sh):
 
 OUT gets, all made by tensor2tensor 1.15.7:
   data/        the problem's vocabulary, one training shard and the dev shard
-  tiny/, base_v1/   each run's flags.txt, hparams.json, its newest
+  tiny/, base_v1/, relative/   each run's flags.txt, hparams.json, its newest
                checkpoint with the model's variables and global_step (the
                Adam slots are left out: they triple the size), and its
                greedy and beam-4 decodes of val20.en
@@ -67,7 +67,7 @@ def main():
                f"{PROBLEM}-dev-00000-of-00001"):
     shutil.copy(os.path.join(work, "data", name), os.path.join(out, "data"))
   shutil.copy(os.path.join(work, "val20.en"), out)
-  for run in ("tiny", "base_v1"):
+  for run in ("tiny", "base_v1", "relative"):
     folder = os.path.join(out, run)
     os.makedirs(folder, exist_ok=True)
     for name in ("flags.txt", "hparams.json", "decode.greedy",
@@ -81,12 +81,13 @@ def main():
             "wmt_sample": wmt_sample_vocab(shared, ids)}
   for (vname, vocab), (corpus, path) in itertools.product(vocabs.items(),
                                                           CORPORA.items()):
-    with open(os.path.join(shared, path), encoding="utf-8") as f, \
-        gzip.open(os.path.join(ids, f"{vname}.{corpus}.ids.gz"), "wt",
-                  encoding="ascii") as g:
-      for line in f:
-        # The line as tensor2tensor's decoder reads it: stripped.
-        g.write(" ".join(map(str, vocab.encode(line.strip()))) + "\n")
+    with open(os.path.join(shared, path), encoding="utf-8") as f:
+      # The line as tensor2tensor's decoder reads it: stripped.
+      text = "".join(" ".join(map(str, vocab.encode(line.strip()))) + "\n"
+                     for line in f)
+    # mtime=0: the same ids give the same bytes.
+    with open(os.path.join(ids, f"{vname}.{corpus}.ids.gz"), "wb") as g:
+      g.write(gzip.compress(text.encode("ascii"), mtime=0))
   print("fixtures in", out)
 
 

@@ -8,8 +8,10 @@
 # WORK (default ~/.cache/t2t_keras/ref-runs) gets data/ (the problem's
 # vocabulary and TFRecord shards), tiny/ (transformer_tiny: pre-norm, one
 # matrix for embeddings and softmax) and base_v1/ (transformer_base_v1 cut to
-# 2 layers of d = 64: post-norm, three separate matrices), and each run's
-# greedy and beam-4 decodes of the first 20 lines of Multi30k's val.en.
+# 2 layers of d = 64: post-norm, three separate matrices), relative/
+# (transformer_relative_tiny at d = 64: relative positions, no timing
+# signal), and each run's greedy and beam-4 decodes of the first 20 lines
+# of Multi30k's val.en.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 VENV=${VENV:-${T2T_KERAS_CACHE:-$HOME/.cache/t2t_keras}/ref-t2t}
@@ -50,4 +52,6 @@ train_and_decode tiny transformer_tiny \
     "batch_size=2048,learning_rate_warmup_steps=1000"
 train_and_decode base_v1 transformer_base_v1 \
     "num_hidden_layers=2,hidden_size=64,filter_size=256,num_heads=4,shared_embedding_and_softmax_weights=False,batch_size=2048,learning_rate_warmup_steps=1000"
+train_and_decode relative transformer_relative_tiny \
+    "hidden_size=64,filter_size=256,batch_size=2048,learning_rate_warmup_steps=1000"
 echo "reference runs in $WORK"

@@ -188,10 +188,11 @@ def standard_streams():
   """Puts a ``ClosedStream`` where the command has no stdin or stdout."""
   if sys.stdin is None:
     sys.stdin = ClosedStream("input", "give the input as a file flag "
-                                      "(--decode_from_file) or a pipe")
+                                      "(t2t-decoder: --decode_from_file) or "
+                                      "a pipe")
   if sys.stdout is None:
-    sys.stdout = ClosedStream("output", "give an output file flag "
-                                        "(--decode_to_file) or redirect it")
+    sys.stdout = ClosedStream("output", "redirect it to a file (t2t-decoder: "
+                                        "or give --decode_to_file)")
 
 
 def reader_gone():

@@ -40,6 +40,9 @@ def refusal(model, hparams):
     return (f"the CTranslate2 export maps the paper's transformer model, not "
             f"{type(model).__name__} (its attention or layers differ)")
   c = model.config
+  if getattr(c, "max_relative_position", 0):
+    return ("the CTranslate2 export maps absolute positions, and this "
+            "imported run has tensor2tensor's relative attention")
   if c.key_size != c.value_size:
     return (f"CTranslate2 needs d_k = d_v per head, and this model has d_k "
             f"{c.key_size}, d_v {c.value_size}")

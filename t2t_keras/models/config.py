@@ -58,15 +58,22 @@ class TransformerConfig:
     """From an HParams, its values() dict, or a dict from ``to_dict``.
 
     A subclass (a model variant's config) adds fields; each is read from
-    the hparams of the same name."""
+    the hparams of the same name, or takes the field's default where the
+    hparams lack it."""
     values = hparams.values() if isinstance(hparams, HParams) else dict(
         hparams)
     names = [f.name for f in dataclasses.fields(cls)]
     if all(n in values for n in names):
       return cls(**{n: values[n] for n in names})
+    # A field with a default may be missing (a run saved before it was
+    # added keeps its meaning).
+    optional = {f.name for f in dataclasses.fields(cls)
+                if f.default is not dataclasses.MISSING}
     try:
       resolved = cls._resolve(values)
-      resolved.update({n: values[n] for n in names if n not in resolved})
+      resolved.update({n: values[n] for n in names
+                       if n not in resolved and not (
+                           n in optional and n not in values)})
     except KeyError as e:
       raise UserError(f"hparams lack {e.args[0]!r}, which the "
                       f"{cls.__name__} model config needs") from None

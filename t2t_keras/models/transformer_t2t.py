@@ -2,7 +2,9 @@
 tensor2tensor (``t2t-import``): the Transformer with tensor2tensor's timing
 signal and embedding (``layers.tensor2tensor``), and its target-space
 embedding, a [32, d_model] table one row of which (the problem's
-``target_space_id``) is added to every embedded input."""
+``target_space_id``) is added to every embedded input; with
+``max_relative_position`` > 0, its ``transformer_relative``'s
+self-attention (``layers.relative_attention``, the same equations)."""
 
 import dataclasses
 
@@ -13,6 +15,7 @@ from t2t_keras import registry
 from t2t_keras.errors import UserError
 from t2t_keras.ids import PAD_ID
 from t2t_keras.layers import masks
+from t2t_keras.layers.relative_attention import RelativeMultiHeadAttention
 from t2t_keras.layers.spec import layer_spec
 from t2t_keras.layers.tensor2tensor import T2TTimingSignal, T2TTokenEmbedding
 from t2t_keras.models.config import TransformerConfig
@@ -24,6 +27,7 @@ TARGET_SPACES = 32    # rows of tensor2tensor's target_space_embedding
 @dataclasses.dataclass(frozen=True)
 class T2TTransformerConfig(TransformerConfig):
   target_space_id: int   # row of target_space_embedding; -1: none added
+  max_relative_position: int = 0  # > 0: its transformer_relative's k
 
   def __post_init__(self):
     super().__post_init__()
@@ -58,6 +62,10 @@ class TransformerT2T(Transformer):
     options = super().stack_options()
     if self.config.pos == "timing":
       options["pos"] = layer_spec(T2TTimingSignal)
+    if self.config.max_relative_position > 0:
+      options["self_attention"] = layer_spec(
+          RelativeMultiHeadAttention,
+          max_relative_position=self.config.max_relative_position)
     return options
 
   def encode(self, inputs, training=None):

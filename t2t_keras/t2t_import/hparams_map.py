@@ -13,12 +13,12 @@ from t2t_keras.errors import UserError
 # values, what the value means)}.
 _REQUIRED = {
     "norm_type": (("layer",), "layer normalization"),
-    "self_attention_type": (("dot_product",), "dot-product self-attention"),
+    "self_attention_type": (("dot_product", "dot_product_relative"),
+                            "dot-product self-attention, plain or relative"),
     "ffn_layer": (("dense_relu_dense",), "the paper's feed-forward network"),
-    "pos": (("timing", "none"), "timing-signal or no positions"),
+    "pos": (("timing", "none", None), "timing-signal or no positions"),
     "multiply_embedding_mode": (("sqrt_depth",),
                                 "embeddings times sqrt(hidden_size)"),
-    "max_relative_position": ((0,), "no relative positions"),
     "proximity_bias": ((False,), "no proximity bias"),
     "attention_variables_3d": ((False,), "2-D attention kernels"),
     "unidirectional_encoder": ((False,), "a bidirectional encoder"),
@@ -64,6 +64,10 @@ def check_supported(t2t):
         f"{sequences[0]!r}, layer_postprocess_sequence={sequences[1]!r} "
         "cannot be imported: t2t-import reproduces 'n'/'da' (pre-norm) and "
         "'none'/'dan' (post-norm) only")
+  relative = t2t.get("self_attention_type") == "dot_product_relative"
+  if relative and not t2t.get("max_relative_position"):
+    _refuse("max_relative_position", t2t.get("max_relative_position"),
+            "relative attention with max_relative_position > 0")
   heads = t2t["num_heads"]
   for name in ("attention_key_channels", "attention_value_channels"):
     if t2t.get(name) and t2t[name] % heads:
@@ -102,7 +106,9 @@ def map_hparams(t2t, target_space_id, notes):
   sequences = (t2t.get("layer_preprocess_sequence", "n"),
                t2t.get("layer_postprocess_sequence", "da"))
   hparams.norm_position = _SEQUENCES[sequences]
-  hparams.pos = t2t.get("pos", "timing")
+  hparams.pos = t2t.get("pos", "timing") or "none"   # relative: None
+  if t2t.get("self_attention_type") == "dot_product_relative":
+    hparams.max_relative_position = int(t2t["max_relative_position"])
   softmax = bool(t2t.get("shared_embedding_and_softmax_weights", False))
   hparams.shared_embedding_and_softmax_weights = softmax
   hparams.shared_embedding = softmax or bool(t2t.get("shared_embedding"))

@@ -11,6 +11,8 @@ tensor2tensor's names (``transformer/body/...``):
   decoder/...: the same, with encdec_attention between self_attention
       and ffn
   target_space_embedding/kernel                  [32, d]
+  .../multihead_attention/dot_product_attention_relative/
+      relative_positions_{keys,values}/embeddings [2k + 1, d / h]
 and ``transformer/symbol_modality_<V>_<d>/<scope>/weights_<i>``: an
 embedding cut into row shards, ``scope`` "shared" (one matrix for inputs,
 targets and softmax, or inputs and targets), "input_emb", "target_emb",
@@ -28,6 +30,8 @@ _SHARD = re.compile(r"^transformer/symbol_modality_(\d+)_(\d+)/(\w+)/"
 _ATTENTION = {"q": "_query_dense", "k": "_key_dense", "v": "_value_dense",
               "output_transform": "_output_dense"}
 _FFN = {"conv1": "_inner", "conv2": "_outer"}
+_RELATIVE = {"relative_positions_keys": "relative_keys",
+             "relative_positions_values": "relative_values"}
 _NORM = {"layer_norm_scale": "gamma", "layer_norm_bias": "beta"}
 
 
@@ -89,6 +93,11 @@ def targets(model):
           for theirs, ours in _ATTENTION.items():
             found[f"{prefix}{sub}/multihead_attention/{theirs}/kernel"] = \
                 getattr(attention, ours).kernel
+          if hasattr(attention, "relative_keys"):
+            for theirs, ours in _RELATIVE.items():
+              found[f"{prefix}{sub}/multihead_attention/"
+                    f"dot_product_attention_relative/{theirs}/embeddings"] = \
+                  getattr(attention, ours)
         else:
           for theirs, ours in _FFN.items():
             dense = getattr(block.feed_forward, ours)
