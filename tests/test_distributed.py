@@ -22,7 +22,8 @@ from t2t_keras.training.average import average_checkpoints
 from t2t_keras.training.hooks import ProgressHook
 from t2t_keras.models.precision import dtype_policy
 from t2t_keras.training.run import CheckpointPolicy, RunConfig, train
-from t2t_keras.training.trainer import NonFiniteLossError, Trainer
+from t2t_keras.training.loss_check import NonFiniteLossError
+from t2t_keras.training.trainer import Trainer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)

@@ -24,7 +24,6 @@ import math
 
 import tensorflow as tf
 
-from t2t_keras.errors import UserError
 from t2t_keras.kernels.distribute import no_gradient_all_reduce
 from t2t_keras.logs import log_line
 from t2t_keras.training.checkpoints import Checkpointer
@@ -33,6 +32,7 @@ from t2t_keras.training.config import CheckpointPolicy
 from t2t_keras.training.hooks import (CheckpointHook, ProgressHook, StepLogs,
                                      SummaryHook)
 from t2t_keras.training.loss import count_tokens
+from t2t_keras.training.loss_check import LossCheck
 from t2t_keras.training.objective import Softmax
 from t2t_keras.training.optimizer import optimizer_from_hparams
 
@@ -40,10 +40,6 @@ _FEATURE_SPEC = {"inputs": tf.TensorSpec([None, None], tf.int64),
                  "targets": tf.TensorSpec([None, None], tf.int64)}
 _VOTES_SPEC = tf.TensorSpec([None], tf.float32)
 _SUM = tf.distribute.ReduceOp.SUM
-
-
-class NonFiniteLossError(UserError, FloatingPointError):
-  """The loss became NaN or Inf; the message says where."""
 
 
 def _all_reduce_sum(value):
@@ -117,6 +113,7 @@ class Trainer:
                                    for i, v in enumerate(seeds)}), **saved)
     self.summaries = (tf.summary.create_file_writer(f"{output_dir}/train")
                       if output_dir else None)
+    self.loss_check = LossCheck(self.checkpointer)
     self.checkpointer.before_save = self.check_finite
     self.jit_compile = jit_compile
     # With several replicas XLA compiles each replica's forward and backward
@@ -129,7 +126,6 @@ class Trainer:
     self._input_spec = None
     self._functions = {}
     self._step = None       # the host's count of updates (see ``step``)
-    self._pending = []      # (step, loss tensor) not yet checked
     self._no_votes = tf.zeros([0], tf.float32)
     self._loss_scaled = hasattr(self.optimizer, "dynamic_scale")
 
@@ -187,29 +183,10 @@ class Trainer:
         log, source_dir=self.checkpointer.shared_dir)
 
   def check_finite(self):
-    """Reads the losses of the updates since the last check (one read from
-    the device); ``NonFiniteLossError`` naming the first non-finite one.
-    ``fit`` calls it at its progress lines and before every save, so a
-    checkpoint never holds weights trained on a non-finite loss. The loss
-    of update k is computed at the weights after update k - 1: a checkpoint
-    of those (or later) weights is not a good one, and is moved aside."""
-    pending, self._pending = self._pending, []
-    if not pending:
-      return
-    losses = tf.stack([loss for _, loss in pending]).numpy()
-    for (step, _), loss in zip(pending, losses):
-      if not math.isfinite(loss):
-        moved = self.checkpointer.drop_from(step - 1)
-        raise NonFiniteLossError(
-            f"the training loss became {loss} at step {step}; stopped "
-            "without saving" + (
-                f", the checkpoint(s) of its weights moved to {moved}"
-                if moved else "") + (
-                    f", so the last good checkpoint "
-                    f"({self.checkpointer.latest}) is kept"
-                    if self.checkpointer.latest else
-                    "; no good checkpoint is left, so the same command "
-                    "starts over"))
+    """``NonFiniteLossError`` if an update since the last check had a
+    non-finite loss (``loss_check``); ``fit`` calls it at its progress
+    lines and before every save."""
+    self.loss_check.check()
 
   def weights_for_use(self):
     """A context under which the model holds the weights checkpoints,
@@ -420,7 +397,7 @@ class Trainer:
           voted is not None:
         self.cluster.agree(voted.numpy(), step)
       voted = votes
-      self._pending.append((step, loss))
+      self.loss_check.add(step, loss)
       if step % log_every == 0 or step >= train_steps:
         self.check_finite()
       logs = StepLogs(loss=loss, tokens=tokens, grad_norm=norm)
