@@ -56,9 +56,12 @@ def _streams():
                                                      make(h)),
                  error="standard output is closed")
             for name, make in writers.items()]
+  # A reader gone before the last write (an output written in one piece
+  # that fits the pipe is read whole, and the command ends well).
   cases += [dict(kind="closed stream", name=f"{name}: piped to head -c 1",
                  command=lambda h, make=make: _shell(PIPE_TO_HEAD, make(h)),
-                 exit=141) for name, make in writers.items()]
+                 exit=141) for name, make in writers.items()
+            if name in ("decoder", "bleu")]
   return cases
 
 
