@@ -540,3 +540,28 @@ def test_worker_timeout_shares_out_over_the_health_checks():
   from tensorflow.python.distribute import collective_all_reduce_strategy as c  # pylint: disable=g-import-not-at-top
   assert c.CollectiveAllReduceExtended._check_health_retry_limit == 3  # pylint: disable=protected-access
   assert c.CollectiveAllReduceExtended._check_health_timeout == 10  # pylint: disable=protected-access
+
+
+def test_a_chief_that_refuses_to_start_stops_the_other_in_one_line(
+    tmp_path):
+  """The chief refuses its run folder (model.json names another model)
+  before any update; the other worker, waiting in the collectives that
+  set the run up, ends with one line naming the chief, not a
+  traceback."""
+  chief_out, worker_out = tmp_path / "chief", tmp_path / "worker"
+  chief_out.mkdir()
+  (chief_out / "model.json").write_text(json.dumps(
+      {"model": "transformer_rotary", "input_vocab_size": 1,
+       "target_vocab_size": 1}), encoding="utf-8")
+  tasks = [("chief", 0), ("worker", 0)]
+  processes = start_workers([str(chief_out), str(worker_out)], tasks, 10,
+                            "--worker_timeout_secs=10")
+  (chief_code, _, chief_err), (code, _, stderr) = finish(processes,
+                                                         timeout=300)
+  assert chief_code == 2 and "records another model" in chief_err, \
+      chief_err[-2000:]
+  assert code == 2, stderr[-3000:]
+  lines = stderr.strip().splitlines()
+  assert len(lines) == 1 and lines[0].startswith("error: ") and \
+      "of the 2 workers stopped answering before training began (a " \
+      "refusal there says why)" in lines[0], lines

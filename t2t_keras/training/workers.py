@@ -45,22 +45,24 @@ class PeerGone(UserError):
 
 def peer_failure(error, step, output_dir, timeout=None):
   """The one-line ``PeerGone`` for a collective's ``error`` in a multi-worker
-  run (None when this is not one); ``timeout``: the run's
+  run (None when this is not one); ``step`` None: before the first update
+  (another worker refused its start); ``timeout``: the run's
   --worker_timeout_secs, named as what allows a longer silence."""
   if num_workers() < 2 or not isinstance(error, PEER_ERRORS):
     return None
   tasks = sorted(set(_TASK.findall(str(error))) - {_me()})
   who = (", ".join(f"{kind} {index}" for kind, index in tasks)
          if tasks else "another worker")
-  latest = tf.train.latest_checkpoint(output_dir)
+  latest = output_dir and tf.train.latest_checkpoint(output_dir)
   resume = (f"start every worker again with the same command: all resume "
             f"from {latest}" if latest else "start every worker again with "
             "the same command: no checkpoint was saved, so they start over")
   allow = (f" (silent for more than about {timeout:g} s; "
            "--worker_timeout_secs allows longer)" if timeout else "")
+  when = (f"at step {step}" if step is not None else
+          "before training began (a refusal there says why)")
   return PeerGone(f"{who} of the {num_workers()} workers stopped answering "
-                  f"at step {step}{allow} ({type(error).__name__}); "
-                  f"{resume}")
+                  f"{when}{allow} ({type(error).__name__}); {resume}")
 
 
 def _me():
