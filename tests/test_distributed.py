@@ -565,3 +565,32 @@ def test_a_chief_that_refuses_to_start_stops_the_other_in_one_line(
   assert len(lines) == 1 and lines[0].startswith("error: ") and \
       "of the 2 workers stopped answering before training began (a " \
       "refusal there says why)" in lines[0], lines
+
+
+def test_two_workers_stop_together_on_a_nan_and_on_the_time_limit(tmp_path):
+  """Stops decided per run, not per worker: a non-finite loss (the
+  all-reduced one) ends both workers at the same step, each with one
+  line; the time limit (its seconds voted on the updates' all-reduce)
+  stops both after the same update."""
+  tasks = [("chief", 0), ("worker", 0)]
+  base = "hidden_size=32,filter_size=64,batch_size=320,max_length=16"
+  outputs = finish(start_workers(
+      str(tmp_path / "nan"), tasks, 50, "--save_checkpoints_steps=1",
+      f"--hparams={base},learning_rate_schedule=constant,"
+      "learning_rate=1e30"))
+  steps = set()
+  for code, _, stderr in outputs:
+    assert code == 2, stderr[-3000:]
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and "the training loss became" in lines[0], lines
+    steps.add(lines[0].split(" at step ")[1].split(";")[0])
+  assert len(steps) == 1, steps
+  outputs = finish(start_workers(str(tmp_path / "clock"), tasks, 100000,
+                                 "--train_minutes=0.03"))
+  stopped = set()
+  for code, stdout, stderr in outputs:
+    assert code == 0, stderr[-3000:]
+    said = [l for l in stdout.splitlines() if "reached the time limit" in l]
+    assert len(said) == 1, stdout[-2000:]
+    stopped.add(said[0].split(":")[0])      # "stopping at step N"
+  assert len(stopped) == 1, stopped
