@@ -439,6 +439,9 @@ def test_a_signal_to_one_worker_stops_both_and_a_worker_without_the_folder(
     assert "float32 activations" in stdout, stdout
   assert "activation_dtype: float32, the chief's (this worker chose " \
       "bfloat16)" in outputs[1][1]
+  # Its data: a new order at once, not a re-read of the chief's batches.
+  assert f"the chief's checkpoint (step {step:,}) came from the chief over " \
+      "the network: the training data starts a new order" in outputs[1][1]
   assert f"resumed from {latest} at step {step}" in outputs[0][1]
   assert_same_weights(os.path.join(out, f"ckpt-{step + 4}"), os.path.join(
       elsewhere, "workertemp_1", f"ckpt-{step + 4}"))

@@ -93,15 +93,17 @@ def resolve_hparams(hparams_set, overrides="", output_dir=None,
 
 
 def _training_feed(trainer, restored, make_batches, seed, run_dir, log,
-                   imported=None):
+                   new_order=None):
   """(the run's ``TrainingFeed``, its ``DataPosition``): one iterator for the
   whole run, over ``make_batches(input_context, seed)``. A resumed run
   continues it from the position saved with the restored step. Saved by
   another number of input pipelines (workers), the positions cannot be
   split or joined: the data starts a new order, seeded by ``seed`` and the
-  step, at once. A checkpoint without any position (written before
-  positions were kept) re-reads the batches its updates used, so it sees
-  what an unbroken run would see."""
+  step, at once; so it does where ``new_order`` says why (a state imported
+  from tensor2tensor, or taken from the chief over the network, whose
+  batches this pipeline never read). A checkpoint without any position
+  (written before positions were kept) re-reads the batches its updates
+  used, so it sees what an unbroken run would see."""
   step = trainer.step
   training_feed = TrainingFeed(trainer.strategy, make_batches, seed)
   position = DataPosition(run_dir, training_feed)
@@ -110,10 +112,10 @@ def _training_feed(trainer, restored, make_batches, seed, run_dir, log,
   elif position.restore(step):
     log(f"continuing the training data from its position at step "
         f"{step:,} ({position.path(step)})")
-  elif imported == step:
+  elif new_order:
     training_feed.start(seed=seed + step)
-    log(f"{restored} was imported from tensor2tensor: the training data "
-        f"starts a new order (seed {seed} + step {step:,})")
+    log(f"{restored} {new_order}: the training data starts a new order "
+        f"(seed {seed} + step {step:,})")
   elif (others := position.others(step)):
     training_feed.start(seed=seed + step)
     log(f"{restored} was saved by {others[0]} input "
@@ -250,8 +252,13 @@ def _train(config, log):
             if c.warm_start_optimizer else ", a fresh optimizer, step 0"))
         if planned.maps is not None:
           log(planned.describe())
+      new_order = ("was imported from tensor2tensor"
+                   if restored and imported == trainer.step else None)
       if num_workers() > 1:
+        mine = restored
         restored = start_from_chief(trainer, restored, log)
+        if restored and restored != mine:
+          new_order = "came from the chief over the network"
       trainer.begin(restored=bool(restored))
       log(f"training {c.model}/{c.hparams_set or '(its hparams.json)'} "
           f"on {c.problem}: "
@@ -297,7 +304,7 @@ def _train(config, log):
           trainer, restored, lambda ctx, seed: problem.batches(
               "train", c.data_dir, hparams, seed=seed, input_context=ctx,
               pad_to_bounds=c.jit_compile),
-          c.seed, c.output_dir, log, imported))
+          c.seed, c.output_dir, log, new_order))
       try:
         trainer.fit(train_data, train_steps,
                     log_every=max(1, min(100, eval_every)), log=log,
