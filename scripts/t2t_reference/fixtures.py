@@ -69,7 +69,8 @@ def main():
   shutil.copy(os.path.join(work, "val20.en"), out)
   for run in ("tiny", "base_v1", "relative"):
     folder = os.path.join(out, run)
-    os.makedirs(folder, exist_ok=True)
+    shutil.rmtree(folder, ignore_errors=True)   # no older checkpoint left
+    os.makedirs(folder)
     for name in ("flags.txt", "hparams.json", "decode.greedy",
                  "decode.beam4"):
       shutil.copy(os.path.join(work, run, name), folder)

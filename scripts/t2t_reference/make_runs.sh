@@ -6,9 +6,10 @@
 #   bash scripts/t2t_reference/make_runs.sh [WORK]  # datagen, 2 runs, decodes
 #
 # WORK (default ~/.cache/t2t_keras/ref-runs) gets data/ (the problem's
-# vocabulary and TFRecord shards), tiny/ (transformer_tiny: pre-norm, one
-# matrix for embeddings and softmax) and base_v1/ (transformer_base_v1 cut to
-# 2 layers of d = 64: post-norm, three separate matrices), relative/
+# vocabulary and TFRecord shards), tiny/ (transformer_tiny at d = 64:
+# pre-norm, one matrix for embeddings and softmax), base_v1/
+# (transformer_base_v1 cut to 2 layers of d = 64: post-norm, one matrix for
+# the embeddings and another for the softmax), relative/
 # (transformer_relative_tiny at d = 64: relative positions, no timing
 # signal), and each run's greedy and beam-4 decodes of the first 20 lines
 # of Multi30k's val.en.
@@ -29,17 +30,21 @@ if [ ! -f "$WORK/data/.complete" ]; then
 fi
 head -20 "$SHARED/multi30k/val.en" > "$WORK/val20.en"
 
-train_and_decode() {   # run name, hparams set, hparams
+ONLY=${ONLY:-tiny base_v1 relative}   # which runs to make
+
+train_and_decode() {   # run name, hparams set, hparams[, steps]
+  case " $ONLY " in *" $1 "*) ;; *) return 0 ;; esac
   local run=$WORK/$1
   if [ ! -f "$run/.complete" ]; then
     t2t t2t_trainer --problem=$PROBLEM --model=transformer \
         --hparams_set="$2" --hparams="$3" --data_dir="$WORK/data" \
-        --output_dir="$run" --train_steps="$STEPS" --schedule=train \
+        --output_dir="$run" --train_steps="${4:-$STEPS}" --schedule=train \
         --save_checkpoints_steps=1000 --keep_checkpoint_max=2 \
         --random_seed=1
     touch "$run/.complete"
   fi
   for search in greedy:1 beam4:4; do
+    [ -f "$run/decode.${search%%:*}" ] && continue
     t2t t2t_decoder --problem=$PROBLEM --model=transformer \
         --hparams_set="$2" --hparams="$3" --data_dir="$WORK/data" \
         --output_dir="$run" --decode_from_file="$WORK/val20.en" \
@@ -48,10 +53,11 @@ train_and_decode() {   # run name, hparams set, hparams
   done
 }
 
+# d = 64 throughout, so that each checkpoint the tests keep is under 2 MiB.
 train_and_decode tiny transformer_tiny \
-    "batch_size=2048,learning_rate_warmup_steps=1000"
+    "hidden_size=64,filter_size=256,batch_size=2048,learning_rate_warmup_steps=1000" 3000
 train_and_decode base_v1 transformer_base_v1 \
-    "num_hidden_layers=2,hidden_size=64,filter_size=256,num_heads=4,shared_embedding_and_softmax_weights=False,batch_size=2048,learning_rate_warmup_steps=1000"
+    "num_hidden_layers=2,hidden_size=64,filter_size=128,num_heads=4,shared_embedding=True,shared_embedding_and_softmax_weights=False,batch_size=2048,learning_rate_warmup_steps=1000" 3000
 train_and_decode relative transformer_relative_tiny \
     "hidden_size=64,filter_size=256,batch_size=2048,learning_rate_warmup_steps=1000"
 echo "reference runs in $WORK"
