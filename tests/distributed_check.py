@@ -2,7 +2,9 @@
 logical devices before TensorFlow starts): one update on 2 replicas equals one
 update on 1 replica over the same global batch, and the update's figures
 stay on the first replica's device (the replicas run on CPU:1 then CPU:0, so
-the host's CPU:0 is not the first replica's)."""
+the host's CPU:0 is not the first replica's); validation decoding shared
+over the two replicas gives the outputs one device gives, each replica's
+search reading its own copy of the weights."""
 
 import json
 import os
@@ -74,7 +76,49 @@ def one_update(strategy, parts):
     devices.append(op.device)
   after = [v.numpy() for v in trainer.model.trainable_variables]
   deltas = [a - b for a, b in zip(after, before)]
-  return loss, tokens, norm, deltas, replicas, devices
+  return loss, tokens, norm, deltas, replicas, devices, trainer
+
+
+class Digits:
+  """Ids as text: "3 7 5"."""
+
+  def decode(self, ids):
+    return " ".join(str(int(i)) for i in ids if i > 1)
+
+
+def shared_decoding(trainer, strategy, rng):
+  """(outputs decoded over the two replicas == on the default device, the
+  devices the two replicas' searches ran on, whether a replica whose copy
+  of the weights was changed decodes differently)."""
+  from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top
+  from t2t_keras.decoding.decoder import Decoder  # pylint: disable=g-import-not-at-top
+  from t2t_keras.decoding.dev_bleu import decode_on_devices  # pylint: disable=g-import-not-at-top
+  hparams = decode_hparams("beam_size=2,batch_size=3")
+  items = [list(rng.randint(2, 20, size=rng.randint(2, 9))) + [1]
+           for _ in range(11)]
+  sources = [str(i) for i in range(len(items))]
+  devices = list(strategy.extended.worker_devices)
+
+  def decoders(n):
+    return [Decoder(trainer.model, Digits(), hparams) for _ in range(n)]
+  shared, _ = decode_on_devices(decoders(2), devices, strategy, items,
+                                sources)
+  alone, _ = decode_on_devices(decoders(1), [None], None, items, sources)
+  ran_on = []
+  for decoder, device in zip(decoders(2), devices):
+    with strategy.scope(), tf.device(device):
+      ran_on.append(decoder._search(tf.constant([[3, 4, 1]], tf.int32))[0]  # pylint: disable=protected-access
+                    .device)
+  # The second replica's copy of the output bias changed: only the lines
+  # that replica decodes change.
+  kernel = trainer.model.trainable_variables[-1]
+  copies = strategy.experimental_local_results(getattr(kernel, "value",
+                                                       kernel))
+  copies[1].assign(copies[1] + 100.0 * rng.randn(*copies[1].shape))
+  changed, _ = decode_on_devices(decoders(2), devices, strategy, items,
+                                 sources)
+  second = [i for i, (a, b) in enumerate(zip(shared, changed)) if a != b]
+  return shared == alone, ran_on, second
 
 
 def main():
@@ -83,6 +127,7 @@ def main():
   make_strategy(cpu_devices=2)   # splits the CPU into two devices
   two = one_update(tf.distribute.MirroredStrategy(["/cpu:1", "/cpu:0"]),
                    parts)
+  shared = shared_decoding(two[6], two[6].strategy, rng)
   one = one_update(tf.distribute.get_strategy(), parts)
   assert two[1] == one[1], (two[1], one[1])            # same token count
   # Relative to the largest update anywhere: variables whose true gradient
@@ -96,7 +141,9 @@ def main():
                     "update_scale": scale,
                     # Measured: the strategies' replicas as they ran.
                     "replicas": [two[4], one[4]],
-                    "devices": two[5]}))
+                    "devices": two[5],
+                    "shared_equals_one": shared[0],
+                    "decoded_on": shared[1], "changed_lines": shared[2]}))
 
 
 if __name__ == "__main__":

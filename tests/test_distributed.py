@@ -4,6 +4,7 @@ mixed precision and summaries."""
 import glob
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -51,6 +52,12 @@ def test_two_replicas_equal_one_replica_on_the_same_global_batch():
   assert report["norm"][0] == pytest.approx(report["norm"][1], rel=1e-5)
   # Float32 sums in a different order: within 1e-4 of the largest update.
   assert report["worst_relative_delta"] < 1e-4
+  # Validation decoding shared over the replicas: each decodes every
+  # second line on its own device, from its own copy of the weights.
+  assert report["shared_equals_one"]
+  assert [d[-5:] for d in report["decoded_on"]] == ["CPU:1", "CPU:0"]
+  changed = report["changed_lines"]
+  assert changed and all(i % 2 == 1 for i in changed), changed
 
 
 @pytest.mark.parametrize("kernels", ["0", "1"])
@@ -339,18 +346,37 @@ def finish(processes, timeout=400):
   return outputs
 
 
-def test_chief_and_worker_train_with_one_chief(tmp_path):
+def test_chief_and_worker_train_with_one_chief(trained_run, tmp_path):
   """TF_CONFIG with a chief and a worker: one chief writes the run, the
-  worker saves the same steps to its temporary directory (one kept)."""
+  worker saves the same steps to its temporary directory (one kept); each
+  decodes half of the dev lines and both score all of them; early stopping
+  (patience given to the chief alone; no learning, so no evaluation beats
+  the first) stops both after the same evaluation."""
   out = str(tmp_path / "run")
   outputs = finish(start_workers(
-      out, [("chief", 0), ("worker", 0)], 4, "--save_checkpoints_steps=2",
+      out, [("chief", 0), ("worker", 0)], 8, "--save_checkpoints_steps=2",
+      "--local_eval_frequency=2", "--eval_bleu", "--eval_bleu_lines=25",
+      "--problem=translate_synthetic", f"--data_dir={trained_run[0]}",
+      "--hparams=hidden_size=32,filter_size=64,batch_size=320,max_length=16,"
+      "learning_rate=0.0",
       # The workers agree on the clock after every update.
-      "--train_minutes=60"))
+      "--train_minutes=60", own={0: ["--early_stopping_patience=1"]}))
+  scores = set()
   for code, stdout, stderr in outputs:
     assert code == 0, stderr[-3000:]
     assert "2 replica(s)" in stdout and "step 4: dev loss" in stdout
     assert "did not restore the chief's state" not in stdout, stdout
+    assert "dev sentence(s) decoded over 2 workers" in stdout, stdout
+    scores.add(re.search(r"^step 4: dev loss .* BLEU ([\d.]+)", stdout,
+                         re.M).group(1))
+    stopped = [l for l in stdout.splitlines() if l.startswith("stopping")]
+    assert len(stopped) == 1 and stopped[0].startswith(
+        "stopping early: 1 evaluation(s) without a better dev bleu; best "
+        "dev bleu") and "at step 2 (" in stopped[0], stdout[-2000:]
+  assert len(scores) == 1, scores
+  assert json.load(open(os.path.join(out, "best", "best.json"),
+                        encoding="utf-8"))["best_step"] == 2
+  assert not os.path.exists(os.path.join(out, "workertemp_1", "best"))
   assert tf.train.latest_checkpoint(out).endswith("ckpt-4")
   assert [os.path.basename(p) for p in tf.train.get_checkpoint_state(
       out).all_model_checkpoint_paths] == ["ckpt-2", "ckpt-4"]

@@ -40,12 +40,13 @@ def checkpoint(out):
 
 def test_float16_on_two_cpus_skips_overflowing_updates_and_resumes_exactly(
     trained_run, tmp_path):
-  """A first loss scale of 1e30 overflows the float16 gradients: those
-  updates are skipped (the scale halves each time), logged and saved at no
-  step, and a run stopped at step 20 and resumed ends with the weights,
-  optimizer and loss scale of the unbroken one."""
+  """A first loss scale of 1e9 overflows the float16 gradients: those
+  updates are skipped (the scale halves each time) and counted as steps,
+  as Keras 2 and TensorFlow 1 counted them (the host never reads the
+  optimizer to know the step), and a run stopped at step 20 and resumed
+  ends with the weights, optimizer and loss scale of the unbroken one."""
   data, _ = trained_run
-  scaled = (",activation_dtype=float16,loss_scale_initial=1e30,"
+  scaled = (",activation_dtype=float16,loss_scale_initial=1e9,"
             "layer_prepostprocess_dropout=0.1")
   first = train(data, tmp_path / "resumed", 20, scaled)
   assert "float16 with dynamic loss scaling" in first
@@ -53,7 +54,7 @@ def test_float16_on_two_cpus_skips_overflowing_updates_and_resumes_exactly(
   assert "continuing the training data from its position at step 20" in \
       resumed
   unbroken = train(data, tmp_path / "unbroken", 40, scaled)
-  # Each step is evaluated once, whatever number of updates were skipped.
+  # Each step is evaluated once, skipped updates counted among them.
   evaluated = re.findall(r"^step (\d+): dev loss ([\d.]+)", unbroken, re.M)
   assert [int(s) for s, _ in evaluated] == [10, 20, 30, 40], unbroken
   losses = [float(l) for _, l in evaluated]
@@ -66,7 +67,7 @@ def test_float16_on_two_cpus_skips_overflowing_updates_and_resumes_exactly(
   iterations = [k for k in a if "inner_optimizer/_iterations" in k]
   counter = [k for k in a if "step_counter" in k]
   assert scale and iterations and counter
-  assert a[scale[0]] < 1e29                 # overflowing updates were met
+  assert a[scale[0]] < 1e9 / 8              # overflowing updates were met
   assert a[iterations[0]] == 40
 
 
@@ -99,6 +100,18 @@ def test_batches_padded_to_bucket_bounds_come_in_one_shape_a_bucket(
   unpadded = {tuple(b["inputs"].shape) for b in problem.batches(
       "train", data, hparams, seed=1).take(100)}
   assert not unpadded <= allowed   # padded to the longest example instead
+  # Dev (one pass, longer examples kept): lengths are bounds, or multiples
+  # of max_length past the last; the same examples, in the same order.
+  dev = list(problem.batches("dev", data, hparams, pad_to_bounds=True))
+  lengths = {int(b["inputs"].shape[1]) for b in dev}
+  assert lengths <= set(bucket_boundaries(40)) | {80, 120, 160}, lengths
+  plain = list(problem.batches("dev", data, hparams))
+  assert len(plain) == len(dev)
+  for a, b in zip(plain, dev):
+    for k in ("inputs", "targets"):
+      width = a[k].shape[1]
+      np.testing.assert_array_equal(a[k], b[k][:, :width])
+      assert not np.any(b[k][:, width:])
 
 
 def test_the_devices_and_batch_line():

@@ -116,6 +116,9 @@ def batch_by_tokens(examples, batch_size, max_length, training, seed=None,
     pad_to_bounds: pad every training batch to its bucket's upper bound, so
       that batches come in one shape a bucket (``len(bucket_boundaries)``
       shapes, what XLA compiles once each); else to its longest example.
+      Eval batches are padded to the bound above their longest example (past
+      the last bound, to a multiple of ``max_length``), so their lengths
+      too are few.
   Returns:
     a dataset of {"inputs": [batch, length], "targets": [batch, length]}.
   """
@@ -136,9 +139,26 @@ def batch_by_tokens(examples, batch_size, max_length, training, seed=None,
       padded_shapes={k: [None] for k in FEATURES},
       # Eval keeps longer examples, past the last bound: never padded so.
       pad_to_bucket_boundary=pad_to_bounds and training)
+  if pad_to_bounds and not training:
+    dataset = dataset.map(lambda batch: _pad_to_bound(batch, bounds,
+                                                      max_length))
   options = tf.data.Options()
   options.deterministic = True
   return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)
+
+
+def _pad_to_bound(batch, bounds, max_length):
+  """Both features of ``batch`` padded to the smallest of ``bounds`` at
+  least as long as either, or past the last to the next multiple of
+  ``max_length``."""
+  length = tf.maximum(tf.shape(batch["inputs"])[1],
+                      tf.shape(batch["targets"])[1])
+  above = tf.constant(bounds, tf.int32)
+  above = tf.boolean_mask(above, above >= length)
+  length = tf.cond(tf.size(above) > 0, lambda: above[0],
+                   lambda: -(-length // max_length) * max_length)
+  return {k: tf.pad(v, [[0, 0], [0, length - tf.shape(v)[1]]])
+          for k, v in batch.items()}
 
 
 def padding_fraction(batches, limit=None):

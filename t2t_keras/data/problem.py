@@ -110,8 +110,8 @@ class Problem:
 
     Training batches are shuffled (seeded), repeat forever and drop examples
     longer than ``hparams.max_length``; dev and test batches are one pass.
-    ``pad_to_bounds``: training batches padded to their length bucket's
-    bound (one shape a bucket, for XLA).
+    ``pad_to_bounds``: batches padded to their length bucket's bound (few
+    shapes, for XLA; ``pipeline.batch_by_tokens``).
     """
     if split not in SPLITS:
       raise UserError(f"split must be one of {SPLITS}, got {split!r}")

@@ -61,6 +61,11 @@ class Decoder(IdsBackend):
             else None)),
         **dict(compiled, input_signature=[ids, ids]))
 
+  def trace(self):
+    """Traces the search now, under the caller's device and strategy scope
+    (a later call under the same scope runs it without tracing)."""
+    self._search.get_concrete_function()
+
   def search(self, batch, prefixes=None):
     """int32 [batch, length] source ids (and int32 [batch, prefix_length]
     0-padded target prefixes) -> numpy (ids [batch, beams, length], scores

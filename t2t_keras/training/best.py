@@ -125,10 +125,6 @@ class BestKeeper:
     """Whether ``patience`` evaluations have passed without improvement."""
     return bool(self.patience) and self.stale >= self.patience
 
-  def describe(self):
-    return (f"best dev {self.metric} {self.best:.4g} at step {self.best_step}"
-            f" ({self.directory})")
-
 
 def read_state(directory):
   """The record ``BestKeeper`` keeps in ``directory`` (a run's best/), or

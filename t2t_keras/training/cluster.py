@@ -20,6 +20,8 @@ barrier before a save) use the blocking collectives ``mean``, ``barrier``
 and ``gather`` (one small collective a call).
 """
 
+import json
+
 import keras
 import numpy as np
 import tensorflow as tf
@@ -130,6 +132,28 @@ class Cluster:
     if self.workers == 1:
       return np.asarray(values, np.float64).reshape(-1)
     return self.gather(values)[0]
+
+  def gather_texts(self, texts):
+    """Every worker's ``texts`` (a list of strings; any number a worker):
+    a list of lists, in rank order (two gathers: sizes, then the texts as
+    JSON in UTF-8, four bytes to a float64, exact)."""
+    if self.workers == 1:
+      return [list(texts)]
+    data = json.dumps(list(texts)).encode("utf-8")
+    sizes = self.gather([self.rank, len(data)])
+    longest = -(-int(sizes[:, 1].max()) // 4)
+    words = np.zeros(longest, np.float64)
+    packed = np.frombuffer(data + b"\0" * (4 * longest - len(data)),
+                           np.uint32)
+    words[:len(packed)] = packed
+    rows = self.gather(np.concatenate([[self.rank], words]))
+    parts = [None] * self.workers
+    for size, row in zip(sizes, rows):
+      rank, length = int(size[0]), int(size[1])
+      if parts[rank] is None:   # each local replica sent the same
+        parts[rank] = json.loads(
+            row[1:].astype(np.uint32).tobytes()[:length].decode("utf-8"))
+    return parts
 
   # -- the state every worker starts from ------------------------------------
   def fingerprint(self, variables):

@@ -42,9 +42,12 @@ class EvaluationHook(TrainingHook):
       self.bleu = DevBleu(trainer.model, problem, c.data_dir, decode_hparams(
           c.eval_decode_overrides, dict(problem.decode_defaults,
                                         **problem.eval_decode_defaults)),
-                          c.eval_bleu_lines, c.eval_metric)
+                          c.eval_bleu_lines, c.eval_metric,
+                          strategy=trainer.strategy, share=self._share(trainer))
+      split = self.bleu.describe_split()
       log(f"validation {self.bleu.metric.upper()}: {self.bleu.lines:,} dev "
-          f"sentence(s), {describe(self.bleu.decoder.hparams)}")
+          f"sentence(s){' decoded ' + split if split else ''}, "
+          f"{describe(self.bleu.decoder.hparams)}")
     # Every worker reads the chief's record, so that all make the same
     # early-stopping decision; only the chief writes it.
     self.keeper = BestKeeper(c.output_dir, trainer.model,
@@ -58,6 +61,15 @@ class EvaluationHook(TrainingHook):
           "starting over")
     self.writer = tf.summary.create_file_writer(
         os.path.join(model_dir, "eval"))
+
+  @staticmethod
+  def _share(trainer):
+    """Each worker decodes a share of the dev lines; the gathered outputs
+    are scored alike on every worker."""
+    cluster = trainer.cluster
+    if cluster.workers == 1:
+      return None
+    return (cluster.rank, cluster.workers, cluster.gather_texts)
 
   def after_update(self, trainer, step, logs):
     if step % self.eval_every == 0 or step == self.train_steps:
@@ -81,10 +93,27 @@ class EvaluationHook(TrainingHook):
       trainer.checkpointer.save(trainer.step)
       self.metrics = self._evaluate(trainer)
     self.evaluated_at = trainer.step
-    if self.keeper.should_stop:
+    stop, said = self.early_stop(trainer)
+    if stop:
       trainer.stop_reason = "early stopping"
-      self.log(f"stopping early: {self.keeper.stale} evaluation(s) without a "
-               f"better dev {self.keeper.metric}; {self.keeper.describe()}")
+      self.log(f"stopping early: {said}")
+
+  def early_stop(self, trainer):
+    """(whether to stop early, a line's words saying why): the chief's
+    answer on every worker (a worker's own record, its folder's best.json
+    or its patience, may differ from the chief's)."""
+    keeper = self.keeper
+    decision = [float(keeper.should_stop), keeper.stale,
+                -1.0 if keeper.best is None else keeper.best,
+                -1.0 if keeper.best_step is None else keeper.best_step]
+    if trainer.cluster.workers > 1:
+      decision = trainer.cluster.from_chief(decision)
+    stop, stale, best, best_step = decision
+    where = keeper.directory if keeper.write else "the chief's best/"
+    return bool(stop), (
+        f"{int(stale)} evaluation(s) without a better dev {keeper.metric}; "
+        f"best dev {keeper.metric} {best:.4g} at step {int(best_step)} "
+        f"({where})")
 
   def _evaluate(self, trainer):
     metrics = trainer.evaluate(self.dev_data())
@@ -98,8 +127,7 @@ class EvaluationHook(TrainingHook):
       line += (f"  {metric.upper()} {metrics[metric]:.2f} ({self.bleu.lines:,} "
                f"sentences, {time.time() - start:.1f} s")
       if self.bleu.decoder.repaired:
-        line += f", {self.bleu.decoder.stats.repaired} repaired"
-        self.bleu.decoder.stats.repaired = 0
+        line += f", {self.bleu.repaired} repaired"
       line += ")"
     if trainer.cluster.workers > 1:
       # The best checkpoint and early stopping follow the chief's figures on

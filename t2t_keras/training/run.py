@@ -289,16 +289,15 @@ def _train(config, log):
 
       def dev_data():
         return trainer.distribute(lambda ctx: problem.batches(
-            "dev", c.data_dir, hparams, input_context=ctx).take(
-                c.eval_steps or -1))
+            "dev", c.data_dir, hparams, input_context=ctx,
+            pad_to_bounds=c.jit_compile).take(c.eval_steps or -1))
 
       eval_every = c.eval_every or train_steps
       evaluation = EvaluationHook(c, problem, trainer, model_dir, chief,
                                   dev_data, eval_every, train_steps, log)
-      if evaluation.keeper.should_stop:
-        log(f"stopped early before: {evaluation.keeper.stale} evaluation(s) "
-            f"without a better dev {evaluation.keeper.metric}; "
-            f"{evaluation.keeper.describe()}")
+      stopped, said = evaluation.early_stop(trainer)
+      if stopped:
+        log(f"stopped early before: {said}")
         return None
       train_data = trainer.feed(*_training_feed(
           trainer, restored, lambda ctx, seed: problem.batches(

@@ -163,10 +163,10 @@ class Trainer:
 
   @property
   def step(self):
-    """Number of updates applied so far: counted on the host during ``fit``
-    (one update, one step), read from the optimizer otherwise and under
-    float16 loss scaling (which skips updates whose gradients overflow)."""
-    if self._step is None or self._loss_scaled:
+    """Number of updates so far: counted on the host during ``fit`` (one
+    update, one step: under float16 loss scaling an update whose gradients
+    overflowed counts too), read from the optimizer otherwise."""
+    if self._step is None:
       self._step = int(self.optimizer.iterations.numpy())
     return self._step
 
@@ -255,7 +255,18 @@ class Trainer:
     # Under float16 the gradients are of the scaled loss: report the norm of
     # the true gradients (read the scale before the update changes it).
     norm = norm / tf.cast(self.gradient_scale(), norm.dtype)
-    self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+    if self._loss_scaled:
+      # An update whose float16 gradients overflowed is skipped (the scale
+      # halves) but counted, as Keras 2's and TensorFlow 1's loss scaling
+      # counted it: one update, one step, so the host never reads the
+      # optimizer to know the step.
+      applied = self.optimizer.iterations + 1
+      self.optimizer.apply_gradients(zip(grads,
+                                         self.model.trainable_variables))
+      self.optimizer.iterations.assign(applied)
+    else:
+      self.optimizer.apply_gradients(zip(grads,
+                                         self.model.trainable_variables))
     size = figures.shape[0]
     return extra[:size], norm, extra[size:]
 
@@ -384,15 +395,7 @@ class Trainer:
     while step < train_steps and self.stop_reason is None:
       micro = [next(iterator) for _ in range(self.accumulation)]
       loss, tokens, norm, votes = self._train_step(micro)
-      if self._loss_scaled:
-        previous, step = step, self.step
-        if step == previous:
-          # float16 loss scaling skipped this update (its gradients
-          # overflowed, on every replica alike): no step to log, evaluate
-          # or save.
-          continue
-      else:
-        step = self._step = step + 1
+      step = self._step = step + 1
       if self.cluster.workers > 1 and step % self.decide_every == 0 and \
           voted is not None:
         self.cluster.agree(voted.numpy(), step)
