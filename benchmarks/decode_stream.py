@@ -29,7 +29,7 @@ from t2t_keras.data.vocab import SubwordVocab  # pylint: disable=g-import-not-at
 from t2t_keras.decoding.decoder import Decoder  # pylint: disable=g-import-not-at-top,wrong-import-position
 from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top,wrong-import-position
 from t2t_keras.decoding.stream import decode_stream  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.lines import LineReader  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras.io.lines import LineReader  # pylint: disable=g-import-not-at-top,wrong-import-position
 from t2t_keras.models.builder import load_model_from_dir  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 WORDS = ("the dog sees a cat near old house river teacher helps children big "

@@ -41,7 +41,7 @@ def published_peak(names):
 def gpus():
   import t2t_keras.bin.quiet_tensorflow  # noqa: F401  # pylint: disable=g-import-not-at-top,unused-import
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from t2t_keras import logs  # pylint: disable=g-import-not-at-top
+  from t2t_keras.io import logs  # pylint: disable=g-import-not-at-top
   found = tf.config.list_physical_devices("GPU")
   if not found:
     build = ("built with CUDA" if tf.test.is_built_with_cuda() else

@@ -52,7 +52,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, REPO)
 
 from t2t_keras.analysis.peak import matmul_peaks  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.lines import read_lines  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras.io.lines import read_lines  # pylint: disable=g-import-not-at-top,wrong-import-position
 from t2t_keras.metrics import bleu  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 EOLE_ENV = os.path.join(os.environ.get("T2T_KERAS_CACHE") or os.path.expanduser(

@@ -59,6 +59,7 @@ class Setting:
     from t2t_keras import registry  # pylint: disable=g-import-not-at-top
     from t2t_keras.decoding.jax_search import JaxSearch  # pylint: disable=g-import-not-at-top
     from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top
+    from t2t_keras.training.moving_average import averaged, decay_at  # pylint: disable=g-import-not-at-top
     import train_speed_jax  # pylint: disable=g-import-not-at-top
     self.hparams = registry.hparams(hparams_set)
     self.hparams.parse(overrides)
@@ -79,9 +80,8 @@ class Setting:
       loss, state = step(state, features)
       if decay <= 0:
         return loss, state, state[0]
-      # t2t_keras.training.ema's rule: d_t = min(decay, (1 + t) / (10 + t)).
-      d = jax.numpy.minimum(decay, (1.0 + t) / (10.0 + t))
-      return loss, state, [s - (1.0 - d) * (s - w)
+      d = decay_at(decay, t)   # the library's rule (training.ema's)
+      return loss, state, [averaged(s, w, d)
                            for s, w in zip(shadow, state[0])]
 
     @jax.jit

@@ -16,16 +16,18 @@ import glob
 import os
 import re
 
-from t2t_keras import registry, trees
+from t2t_keras import registry
+
+from t2t_keras.parsing import trees
 from t2t_keras.data.corpus import CorpusError, check_file
 from t2t_keras.data.sources import Mixture, PairSource
 from t2t_keras.data.text_problem import DEFAULT_BYTE_BUDGET, Text2TextProblem
-from t2t_keras.decoding.inorder_constraint import InOrderTreeConstraint
-from t2t_keras.decoding.tree_constraint import (WORD_START, TreeConstraint,
+from t2t_keras.parsing.inorder_constraint import InOrderTreeConstraint
+from t2t_keras.parsing.tree_constraint import (WORD_START, TreeConstraint,
                                                 first_pieces)
 from t2t_keras.ids import EOS_ID
-from t2t_keras.logs import log_line
-from t2t_keras.metrics import evalb
+from t2t_keras.io.logs import log_line
+from t2t_keras.parsing import evalb
 
 # The standard WSJ split by section.
 SECTIONS = {"train": range(2, 22), "dev": (22,), "test": (23,)}

@@ -174,7 +174,7 @@ class HParams:
     """Writes the hparams to ``path`` whole or not at all
     (``outputs.output_file``), so a reader (another worker) never sees
     half."""
-    from t2t_keras.outputs import output_file  # pylint: disable=g-import-not-at-top
+    from t2t_keras.io.outputs import output_file  # pylint: disable=g-import-not-at-top
     with output_file(path, "w", encoding="utf-8") as f:
       f.write(self.to_json() + "\n")
 
@@ -184,7 +184,7 @@ class HParams:
     ``UserError`` naming it. With ``like`` (an HParams), a value whose type
     is not that of ``like``'s value of the same name (a string where a
     size is due) is one too."""
-    from t2t_keras import json_files  # pylint: disable=g-import-not-at-top
+    from t2t_keras.io import json_files  # pylint: disable=g-import-not-at-top
     remedy = ("t2t-trainer writes it beside the run's checkpoints: restore "
               "it from a copy, or rewrite it with the run's --hparams_set "
               "and --hparams")

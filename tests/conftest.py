@@ -161,8 +161,35 @@ SLOW_FIRST = ("test_speed_table", "test_recipes", "test_lose_nothing",
               "test_ctranslate2")
 
 
+# The fast tier (`pytest -m fast`, CONTRIBUTING's everyday command): whole
+# modules that run in the test process, none over about 30 s on 2 cores,
+# covering the layers, the model contract's searches, training steps,
+# vocabularies, metrics, ranges and the house's rules.
+FAST = ("test_docs", "test_hparams_sets", "test_peak", "test_registry",
+        "test_schedule", "test_floors", "test_prefork", "test_lowercase",
+        "test_top_k", "test_bpe_dropout", "test_ranges", "test_layers",
+        "test_vocab", "test_device_batch", "test_inorder_constraint",
+        "test_t2t_subword", "test_modes", "test_mixing", "test_weights_once",
+        "test_metrics", "test_inputs", "test_step_kernels", "test_transformer",
+        "test_rdrop", "test_guided_alignment", "test_training",
+        "test_decoder", "test_beam_search", "test_model_contract")
+
+
+def pytest_configure(config):
+  config.addinivalue_line(
+      "markers", "fast: the everyday tier, under 3 minutes on 2 cores")
+
+
+def _module(item):
+  return getattr(item.module, "__name__", "").rsplit(".", 1)[-1]
+
+
 def pytest_collection_modifyitems(items):
+  for item in items:
+    if _module(item) in FAST:
+      item.add_marker(pytest.mark.fast)
+
   def rank(item):
-    name = getattr(item.module, "__name__", "").rsplit(".", 1)[-1]
+    name = _module(item)
     return SLOW_FIRST.index(name) if name in SLOW_FIRST else len(SLOW_FIRST)
   items.sort(key=rank)   # stable: tests keep their order within a module

@@ -7,9 +7,9 @@ import numpy as np
 
 import t2t_keras
 from t2t_keras.decoding.constraints import PrefixConstraint
-from t2t_keras.decoding.inorder_constraint import InOrderTreeConstraint
+from t2t_keras.parsing.inorder_constraint import InOrderTreeConstraint
 from t2t_keras.decoding.options import decode_hparams
-from t2t_keras.decoding.tree_constraint import TreeConstraint
+from t2t_keras.parsing.tree_constraint import TreeConstraint
 
 # A small parsing vocabulary: brackets, words, a placeholder leaf.
 PIECES = ["<pad>", "<EOS>", "\u2581(S", "\u2581)S", "\u2581(NP", "\u2581)NP",

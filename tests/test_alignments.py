@@ -10,7 +10,7 @@ from conftest import TINY_RUN
 from t2t_keras.decoding import run
 from t2t_keras.decoding.alignments import (align_words, alignment_error_rate,
                                            word_of_pieces)
-from t2t_keras.lines import LineReader
+from t2t_keras.io.lines import LineReader
 from t2t_keras.problems.synthetic import (DETERMINERS, LEXICON,
                                           TARGET_DETERMINERS, gold_alignment,
                                           make_pair)

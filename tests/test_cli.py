@@ -133,7 +133,7 @@ def test_tensorflow_warnings_after_the_import_reach_the_user():
   env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
   code = ("import sys; sys.argv = ['t2t-x']\n"
           "import t2t_keras.bin.quiet_tensorflow\n"
-          "from t2t_keras import logs\n"
+          "from t2t_keras.io import logs\n"
           "import tensorflow as tf\n"
           "print('kept', len(logs.KEPT_LINES), flush=True)\n"
           "it = iter(tf.data.Dataset.range(10).cache()); next(it); del it\n"
@@ -266,7 +266,7 @@ def test_native_lines_are_kept_filtered_and_quoted(capfd, monkeypatch):
   """What C++ prints at fd 2 in a filtered block comes back less the known
   noise; an error line held back at start-up is quoted without its
   prefix."""
-  from t2t_keras import logs  # pylint: disable=g-import-not-at-top
+  from t2t_keras.io import logs  # pylint: disable=g-import-not-at-top
   monkeypatch.delenv("T2T_NATIVE_LOGS", raising=False)
   monkeypatch.setattr(logs, "KEPT_LINES", [])
   with logs.native_stderr_filtered():

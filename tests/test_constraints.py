@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from conftest import wsj_sample_data
 from t2t_keras import registry
-from t2t_keras import trees
+from t2t_keras.parsing import trees
 from t2t_keras.decoding import run
 from t2t_keras.decoding import length_penalty
 from t2t_keras.decoding.constraints import PrefixConstraint
@@ -20,7 +20,7 @@ from t2t_keras.decoding.dev_bleu import split_text
 from t2t_keras.decoding.scoring import Scorer
 from t2t_keras.export.run import export_run
 from t2t_keras.ids import EOS_ID, PAD_ID
-from t2t_keras.lines import LineReader
+from t2t_keras.io.lines import LineReader
 from t2t_keras.models.builder import load_model_from_dir
 from t2t_keras.training.run import RunConfig, train
 

@@ -108,7 +108,7 @@ def test_decodes_in_the_precision_the_run_trained_in(run_dir, tmp_path):
   from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
   from t2t_keras.decoding import run as decoding_run  # pylint: disable=g-import-not-at-top
   from t2t_keras.export.run import export_run  # pylint: disable=g-import-not-at-top
-  from t2t_keras.lines import LineReader  # pylint: disable=g-import-not-at-top
+  from t2t_keras.io.lines import LineReader  # pylint: disable=g-import-not-at-top
   data, out = run_dir
   # The same float32 weights, as if trained with mixed bfloat16.
   mixed = str(tmp_path / "mixed")

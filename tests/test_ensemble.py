@@ -16,7 +16,7 @@ from t2t_keras.decoding.dev_bleu import split_text
 from t2t_keras.decoding.scoring import Scorer
 from t2t_keras.errors import UserError
 from t2t_keras.export.run import export_run
-from t2t_keras.lines import LineReader
+from t2t_keras.io.lines import LineReader
 from t2t_keras.models.builder import load_model_from_dir, load_models
 from t2t_keras.models.ensemble import Ensemble
 from t2t_keras.training.run import RunConfig, train

@@ -14,7 +14,7 @@ import pytest
 
 from commands import t2t_command
 from conftest import TINY_RUN
-from t2t_keras import checkpoint_io
+from t2t_keras.io import checkpoint_io
 from t2t_keras.errors import UserError
 from t2t_keras.models.builder import load_model_from_dir
 from t2t_keras.training.config import CheckpointPolicy

@@ -158,7 +158,7 @@ def test_interpolating_toward_the_start(trained_run, tmp_path):
   did not start from another is one line."""
   from conftest import TINY_RUN  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from t2t_keras import checkpoint_io  # pylint: disable=g-import-not-at-top
+  from t2t_keras.io import checkpoint_io  # pylint: disable=g-import-not-at-top
   from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
   from t2t_keras.models.builder import build_model_from_dir  # pylint: disable=g-import-not-at-top
   from t2t_keras.training.interpolate import interpolate_with_start  # pylint: disable=g-import-not-at-top

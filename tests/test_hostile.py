@@ -202,7 +202,7 @@ def test_decoder_output_that_is_an_input_or_busy_is_refused(
 
 
 def test_output_file_and_dir_appear_whole_or_not_at_all(tmp_path):
-  from t2t_keras import outputs  # pylint: disable=g-import-not-at-top
+  from t2t_keras.io import outputs  # pylint: disable=g-import-not-at-top
   target = tmp_path / "file"
   target.write_bytes(b"before")
   with pytest.raises(RuntimeError):

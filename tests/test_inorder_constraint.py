@@ -5,8 +5,8 @@ allowed at every step."""
 import numpy as np
 import tensorflow as tf
 
-from t2t_keras import trees
-from t2t_keras.decoding.inorder_constraint import InOrderTreeConstraint
+from t2t_keras.parsing import trees
+from t2t_keras.parsing.inorder_constraint import InOrderTreeConstraint
 from t2t_keras.ids import EOS_ID
 
 PIECES = ["<pad>", "<EOS>", "\u2581(S", "\u2581)S", "\u2581(NP", "\u2581)NP",

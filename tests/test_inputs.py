@@ -10,7 +10,7 @@ import pytest
 
 from commands import REPO
 from t2t_keras.data.corpus import read_parallel
-from t2t_keras.lines import LineReader
+from t2t_keras.io.lines import LineReader
 
 BOM = "\ufeff"
 

@@ -12,8 +12,8 @@ import sys
 import numpy as np
 import pytest
 
-from t2t_keras import checkpoint_io
-from t2t_keras import checkpoint_paths
+from t2t_keras.io import checkpoint_io
+from t2t_keras.io import checkpoint_paths
 from t2t_keras import registry
 from t2t_keras.bin import common
 from t2t_keras.decoding import run

@@ -24,8 +24,9 @@ from t2t_keras.layers.masks import NEG_INF
 from t2t_keras.decoding.decoder import Decoder
 from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.errors import UserError
-from t2t_keras.lines import LineReader, read_lines
-from t2t_keras.metrics import bleu, evalb
+from t2t_keras.io.lines import LineReader, read_lines
+from t2t_keras.metrics import bleu
+from t2t_keras.parsing import evalb
 from t2t_keras.models.builder import load_model_from_dir
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from t2t_keras.metrics import bleu, evalb
+from t2t_keras.metrics import bleu
+from t2t_keras.parsing import evalb
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -7,10 +7,10 @@ import shutil
 import pytest
 
 from t2t_keras import registry
-from t2t_keras import trees
+from t2t_keras.parsing import trees
 from t2t_keras.data.corpus import CorpusError
 from t2t_keras.data.datagen import generate
-from t2t_keras.decoding.tree_constraint import MAX_OPENS
+from t2t_keras.parsing.tree_constraint import MAX_OPENS
 
 SAMPLE = os.path.join("ptb", "nltk_treebank_sample", "wsj_0001-0179")
 

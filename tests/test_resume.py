@@ -19,7 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from commands import python
-from t2t_keras.outputs import alive
+from t2t_keras.io.outputs import alive
 from t2t_keras.training.run_lock import LOCK_FILE
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

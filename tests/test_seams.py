@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from commands import t2t_command
 from conftest import TINY_RUN
-from t2t_keras import checkpoint_io
+from t2t_keras.io import checkpoint_io
 from t2t_keras import registry
 from t2t_keras.hparams import HParams
 from t2t_keras.training.config import CheckpointPolicy

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import TINY_RUN
-from t2t_keras import checkpoint_io
+from t2t_keras.io import checkpoint_io
 from t2t_keras.data.datagen import generate
 from t2t_keras.data.vocab import SubwordVocab
 from t2t_keras.errors import UserError

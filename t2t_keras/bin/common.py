@@ -99,7 +99,7 @@ def setup(argv, tensorflow=True, modes=None, backends=("tensorflow",)):
     check_backend(os.environ, backends)
     gpu_environment(flags.FLAGS.gpu_memory_growth, os.environ)
     if "xla" in flags.FLAGS and flags.FLAGS.xla:
-      from t2t_keras.cache import keep_xla_programs  # pylint: disable=g-import-not-at-top
+      from t2t_keras.io.cache import keep_xla_programs  # pylint: disable=g-import-not-at-top
       unusable = keep_xla_programs(os.environ)
       if unusable:
         print(unusable, file=sys.stderr, flush=True)

@@ -58,7 +58,7 @@ def _import():
   # and errors after the import reach the user.
   if not os.environ.get("TF_CPP_MIN_LOG_LEVEL"):
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "1"
-  from t2t_keras.logs import native_stderr_kept  # pylint: disable=g-import-not-at-top
+  from t2t_keras.io.logs import native_stderr_kept  # pylint: disable=g-import-not-at-top
   with native_stderr_kept():
     tf = _import_tensorflow()
     tf.config.list_physical_devices()   # cuInit and friends log here

@@ -37,7 +37,7 @@ def main():
     raise app.UsageError("give exactly one of --sentence and "
                            "--decode_from_file")
   from t2t_keras.analysis.attention_run import attention_pictures  # pylint: disable=g-import-not-at-top
-  from t2t_keras.lines import read_lines  # pylint: disable=g-import-not-at-top
+  from t2t_keras.io.lines import read_lines  # pylint: disable=g-import-not-at-top
   sources = ([FLAGS.sentence] if FLAGS.sentence is not None
              else read_lines(FLAGS.decode_from_file))
   targets = None if FLAGS.target is None else [FLAGS.target]

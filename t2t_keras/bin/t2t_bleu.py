@@ -29,7 +29,7 @@ MODES = modes.Modes("t2t-bleu", exclusive=(
 
 def main():
   common.require(FLAGS, "translation", "reference")
-  from t2t_keras.lines import read_lines  # pylint: disable=g-import-not-at-top
+  from t2t_keras.io.lines import read_lines  # pylint: disable=g-import-not-at-top
   from t2t_keras.metrics import bleu  # pylint: disable=g-import-not-at-top
   metrics = bleu.parse_metrics(FLAGS.metrics)
   hypotheses = read_lines(FLAGS.translation)

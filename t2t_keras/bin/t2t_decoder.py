@@ -106,10 +106,10 @@ def main():
   if FLAGS.decode_split and not FLAGS.decode_to_file:
     raise app.UsageError("--decode_split needs --decode_to_file (its "
                          "sources and references are written beside it)")
-  from t2t_keras import outputs  # pylint: disable=g-import-not-at-top
+  from t2t_keras.io import outputs  # pylint: disable=g-import-not-at-top
   from t2t_keras.decoding import run  # pylint: disable=g-import-not-at-top
   from t2t_keras.decoding.scoring import paired_lines, tsv_pairs  # pylint: disable=g-import-not-at-top
-  from t2t_keras.lines import LineReader  # pylint: disable=g-import-not-at-top
+  from t2t_keras.io.lines import LineReader  # pylint: disable=g-import-not-at-top
   split = FLAGS.decode_split and FLAGS.decode_to_file
   outputs.check_outputs(
       {"decode_to_file": FLAGS.decode_to_file,

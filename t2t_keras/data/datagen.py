@@ -7,7 +7,7 @@ from t2t_keras import registry
 from t2t_keras.data.sources import parse_prefixes
 from t2t_keras.data.text_problem import DEFAULT_BYTE_BUDGET
 from t2t_keras.errors import UserError
-from t2t_keras.logs import log_line
+from t2t_keras.io.logs import log_line
 
 
 def generate(problem_name, data_dir, tmp_dir=None, raw_dir=None,

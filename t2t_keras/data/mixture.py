@@ -14,9 +14,9 @@ import os
 
 import tensorflow as tf
 
-from t2t_keras import json_files
+from t2t_keras.io import json_files
 from t2t_keras.errors import UserError
-from t2t_keras.outputs import output_file
+from t2t_keras.io.outputs import output_file
 
 
 def mix_path(data_dir, data_name):

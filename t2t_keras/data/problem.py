@@ -27,7 +27,7 @@ default, written here with what calls it:
 
 from t2t_keras.data import pipeline
 from t2t_keras.errors import UserError
-from t2t_keras.logs import log_line
+from t2t_keras.io.logs import log_line
 
 SPLITS = ("train", "dev", "test")
 

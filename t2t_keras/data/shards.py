@@ -22,12 +22,12 @@ import time
 
 import tensorflow as tf
 
-from t2t_keras import json_files
+from t2t_keras.io import json_files
 from t2t_keras.data import pipeline
 from t2t_keras.data.corpus import CorpusError
 from t2t_keras.errors import UserError
-from t2t_keras.logs import log_line
-from t2t_keras.outputs import output_file
+from t2t_keras.io.logs import log_line
+from t2t_keras.io.outputs import output_file
 
 _AGAIN = "run t2t-datagen again"
 

@@ -26,7 +26,7 @@ import unicodedata
 
 from t2t_keras.errors import MissingFileError, UserError
 from t2t_keras.ids import EOS_ID, PAD_ID
-from t2t_keras.outputs import output_file
+from t2t_keras.io.outputs import output_file
 
 # Characters every vocabulary can spell, whatever its subtokens hold.
 ESCAPE_CHARS = frozenset("\\_u;0123456789")

@@ -23,7 +23,7 @@ from t2t_keras.data.sources import LocalFiles, Mixture, REQUIRED_SPLITS
 from t2t_keras.data.vocab import SubwordVocab
 from t2t_keras.errors import MissingFileError, UserError
 from t2t_keras.ids import EOS_ID
-from t2t_keras.logs import log_line
+from t2t_keras.io.logs import log_line
 
 DEFAULT_BYTE_BUDGET = 1_000_000
 SHARDS = {"train": 10, "dev": 1, "test": 1}

@@ -19,8 +19,8 @@ import tempfile
 
 from t2t_keras.errors import MissingFileError, UserError
 from t2t_keras.ids import EOS_ID, PAD_ID
-from t2t_keras.logs import native_stderr_silenced
-from t2t_keras.outputs import output_file
+from t2t_keras.io.logs import native_stderr_silenced
+from t2t_keras.io.outputs import output_file
 
 UNK_ID = 2
 MODEL_TYPES = ("bpe", "unigram")

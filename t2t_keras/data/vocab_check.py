@@ -10,7 +10,7 @@ fails deep in an embedding lookup) is refused in one line first.
 import hashlib
 import os
 
-from t2t_keras import json_files
+from t2t_keras.io import json_files
 from t2t_keras.errors import UserError
 from t2t_keras.models.builder import MODEL_SPEC
 

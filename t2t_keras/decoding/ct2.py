@@ -9,7 +9,7 @@ SentencePiece models and the decode hparams the export was made with.
 
 import os
 
-from t2t_keras import json_files
+from t2t_keras.io import json_files
 from t2t_keras.data.t2t_subword import T2TSubwordVocab
 from t2t_keras.data.vocab import SubwordVocab
 from t2t_keras.decode_defaults import COMPUTE_TYPES

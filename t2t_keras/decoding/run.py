@@ -17,10 +17,10 @@ from t2t_keras.decoding.saved_model import SavedModelDecoder
 from t2t_keras.decoding.scoring import Scorer, score_stream
 from t2t_keras.decoding.stream import decode_stream
 from t2t_keras.errors import UserError
-from t2t_keras.cache import keep_jax_programs
-from t2t_keras.lines import one_line
+from t2t_keras.io.cache import keep_jax_programs
+from t2t_keras.io.lines import one_line
 from t2t_keras.models.builder import check_trained_with, load_models
-from t2t_keras.outputs import output_file
+from t2t_keras.io.outputs import output_file
 
 
 def _to_stderr(message):

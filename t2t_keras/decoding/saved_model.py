@@ -10,7 +10,7 @@ from t2t_keras.decoding.backend import Backend
 from t2t_keras.decoding.batching import length_sorted_chunks
 from t2t_keras.decoding.options import BATCH_SIZE
 from t2t_keras.errors import MissingFileError, UserError
-from t2t_keras.logs import native_stderr_filtered, native_stderr_silenced
+from t2t_keras.io.logs import native_stderr_filtered, native_stderr_silenced
 
 
 def check_saved_model(path):

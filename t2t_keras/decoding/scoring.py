@@ -22,7 +22,7 @@ from t2t_keras.decoding.batching import (encode_with_eos,
 from t2t_keras.decoding.options import BATCH_SIZE
 from t2t_keras.errors import UserError, check_signals
 from t2t_keras.ids import PAD_ID
-from t2t_keras.logs import log_line
+from t2t_keras.io.logs import log_line
 
 _IDS = tf.TensorSpec([None, None], tf.int32)
 

@@ -1,7 +1,7 @@
 """Decoding a stream of lines through any backend (``backend.Backend``):
 what t2t-decoder runs.
 
-Input is read a window of lines at a time (``t2t_keras.lines``: lines end at
+Input is read a window of lines at a time (``t2t_keras.io.lines``: lines end at
 "\n" only, bad UTF-8 becomes U+FFFD), a shorter one where a pipe or
 terminal pauses (``LineReader.ready``); inside a window the backend sorts
 sentences by length, decodes them in batches, and the outputs are written
@@ -17,8 +17,8 @@ import time
 from t2t_keras.decode_defaults import DEFAULT_WINDOW
 from t2t_keras.decoding.batching import windows
 from t2t_keras.errors import UserError
-from t2t_keras.lines import one_line
-from t2t_keras.logs import log_line
+from t2t_keras.io.lines import one_line
+from t2t_keras.io.logs import log_line
 
 
 def format_pairs(pairs):

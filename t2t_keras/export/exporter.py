@@ -32,13 +32,13 @@ import time
 
 import tensorflow as tf
 
-from t2t_keras import checkpoint_io
+from t2t_keras.io import checkpoint_io
 from t2t_keras.decoding.constraints import PrefixConstraint, word_starts_of
 from t2t_keras.decoding.options import sentences_a_batch
 from t2t_keras.decoding.search import search_function
 from t2t_keras.errors import ExistingFileError, UserError
-from t2t_keras.logs import native_stderr_silenced
-from t2t_keras.outputs import output_dir
+from t2t_keras.io.logs import native_stderr_silenced
+from t2t_keras.io.outputs import output_dir
 from t2t_keras.export import warmup
 from t2t_keras.export.serving_ops import SERVING_RELEASE, missing_ops
 from t2t_keras.kernels import stored_transpose

@@ -10,7 +10,7 @@ from t2t_keras.decoding.options import (decode_hparams, describe,
 from t2t_keras.errors import UserError
 from t2t_keras.export.ctranslate2 import export_ctranslate2
 from t2t_keras.export.exporter import export
-from t2t_keras.logs import log_line
+from t2t_keras.io.logs import log_line
 from t2t_keras.models.builder import check_trained_with, load_model_from_dir
 
 

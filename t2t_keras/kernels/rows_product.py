@@ -30,7 +30,7 @@ import shutil
 import subprocess
 import tempfile
 
-from t2t_keras.cache import cache_folder, cpu_key
+from t2t_keras.io.cache import cache_folder, cpu_key
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "rows_product.cc")

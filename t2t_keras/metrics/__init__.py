@@ -1,1 +1,2 @@
-"""Evaluation: BLEU (sacreBLEU and the paper's tokenized BLEU) and EVALB."""
+"""Evaluation: BLEU (sacreBLEU and the paper's tokenized BLEU), chrF and TER;
+parsing's EVALB is ``t2t_keras.parsing.evalb``."""

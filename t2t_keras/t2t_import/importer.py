@@ -19,9 +19,9 @@ from t2t_keras import registry
 from t2t_keras.data.t2t_subword import T2TSubwordVocab
 from t2t_keras.data.vocab_check import vocabs_digest
 from t2t_keras.errors import ExistingFileError, UserError
-from t2t_keras.logs import log_line
+from t2t_keras.io.logs import log_line
 from t2t_keras.models.builder import model_spec, save_model_spec
-from t2t_keras.outputs import output_file
+from t2t_keras.io.outputs import output_file
 from t2t_keras.problems.t2t_import import RECORD
 from t2t_keras.t2t_import import weights
 from t2t_keras.t2t_import.hparams_map import map_hparams

@@ -5,9 +5,9 @@ import os
 
 import tensorflow as tf
 
-from t2t_keras import checkpoint_io
+from t2t_keras.io import checkpoint_io
 from t2t_keras.errors import UserError
-from t2t_keras.logs import log_line
+from t2t_keras.io.logs import log_line
 from t2t_keras.models.builder import build_model_from_dir
 from t2t_keras.training.checkpoints import (average_into, last_checkpoints,
                                             step_of)

@@ -17,10 +17,10 @@ import os
 
 import tensorflow as tf
 
-from t2t_keras import checkpoint_io
-from t2t_keras import json_files
+from t2t_keras.io import checkpoint_io
+from t2t_keras.io import json_files
 from t2t_keras.errors import UserError
-from t2t_keras.logs import log_line
+from t2t_keras.io.logs import log_line
 
 BEST_DIR = "best"
 STATE_FILE = "best.json"

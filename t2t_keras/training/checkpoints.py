@@ -6,7 +6,7 @@ atomically; a process killed in the middle of a save leaves the previous
 checkpoint as the latest, loadable one (tests/test_resume.py kills one).
 A checkpoint damaged afterwards (cut short, its index gone) is skipped when
 resuming: its files move to ``RUN/unreadable/`` and the newest one that
-reads is restored (``t2t_keras.checkpoint_io``); a save that fails (a full
+reads is restored (``t2t_keras.io.checkpoint_io``); a save that fails (a full
 disk) stops with one line and leaves no partial files.
 """
 
@@ -16,9 +16,9 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from t2t_keras import checkpoint_io
+from t2t_keras.io import checkpoint_io
 from t2t_keras.errors import MissingFileError
-from t2t_keras.logs import log_line
+from t2t_keras.io.logs import log_line
 from t2t_keras.training.cluster import ANY
 from t2t_keras.training.config import CheckpointPolicy
 

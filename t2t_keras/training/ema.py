@@ -6,7 +6,8 @@ After update t (counted from 1)
     d_t = min(decay, (1 + t) / (10 + t))
     shadow <- d_t * shadow + (1 - d_t) * w
 
-for each trainable weight w. The warm-up d_t is TensorFlow's rule for
+for each trainable weight w (``training.moving_average``, the rule once for
+every backend). The warm-up d_t is TensorFlow's rule for
 ``ExponentialMovingAverage(num_updates=t)``: without it a short run's average
 keeps a share decay^t of the random initialization (1.8% after 4,000 steps
 at 0.999). Checkpoints, evaluation (dev metrics, the best
@@ -29,6 +30,7 @@ import tensorflow as tf
 from t2t_keras import registry
 from t2t_keras.errors import UserError
 from t2t_keras.training.hooks import TrainingHook
+from t2t_keras.training.moving_average import averaged, decay_at
 
 
 @registry.register_hook("ema")
@@ -63,11 +65,10 @@ class ExponentialMovingAverage(TrainingHook):
 
     @tf.function(autograph=False)
     def update(step):
-      d = tf.minimum(decay, (1.0 + step) / (10.0 + step))
+      d = decay_at(decay, step)
 
       def average(shadow, weight):
-        return shadow.assign_sub((1.0 - d) * (shadow - tf.cast(
-            weight, shadow.dtype)))
+        return shadow.assign(averaged(shadow, weight, d))
       for shadow, weight in zip(self.shadow, weights):
         extended.update(shadow, average, args=(weight,), group=False)
     self._update = update

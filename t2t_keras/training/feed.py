@@ -28,7 +28,7 @@ import shutil
 
 import tensorflow as tf
 
-from t2t_keras import checkpoint_io
+from t2t_keras.io import checkpoint_io
 from t2t_keras.training.strategy import num_workers, worker_index
 
 DATA_DIR = "data"

@@ -20,7 +20,7 @@ import tensorflow as tf
 
 from t2t_keras import registry
 from t2t_keras.errors import UserError
-from t2t_keras.logs import log_line
+from t2t_keras.io.logs import log_line
 
 
 class TrainingHook:

@@ -18,10 +18,10 @@ import types
 import numpy as np
 import tensorflow as tf
 
-from t2t_keras import checkpoint_io
+from t2t_keras.io import checkpoint_io
 from t2t_keras import registry
 from t2t_keras.errors import MissingFileError, UserError
-from t2t_keras.logs import log_line
+from t2t_keras.io.logs import log_line
 from t2t_keras.models.builder import build_model_from_dir
 from t2t_keras.training import warm_start
 from t2t_keras.training.average import save_as_run

@@ -6,13 +6,13 @@ import os
 import keras
 import tensorflow as tf
 
-from t2t_keras import checkpoint_io
+from t2t_keras.io import checkpoint_io
 from t2t_keras import hparam_ranges
 from t2t_keras import registry
 from t2t_keras.data import pipeline
 from t2t_keras.errors import Interrupted, UserError
 from t2t_keras.hparams import HParams
-from t2t_keras.logs import log_line
+from t2t_keras.io.logs import log_line
 from t2t_keras.models.builder import model_spec, save_model_spec
 from t2t_keras.data.vocab_check import train_data_digest, vocab_digest
 from t2t_keras.models.precision import (choose_activation_dtype, cpu_flags,

@@ -4,7 +4,7 @@ shards it was made with), and the data's lengths against max_length."""
 
 import os
 
-from t2t_keras import json_files
+from t2t_keras.io import json_files
 from t2t_keras.data import pipeline
 from t2t_keras.errors import UserError
 from t2t_keras.models.builder import MODEL_SPEC, SPEC_TYPES

@@ -16,8 +16,8 @@ import os
 import socket
 
 from t2t_keras.errors import UserError
-from t2t_keras.logs import log_line
-from t2t_keras.outputs import alive
+from t2t_keras.io.logs import log_line
+from t2t_keras.io.outputs import alive
 
 LOCK_FILE = "trainer.lock"
 

@@ -14,7 +14,7 @@ import os
 
 import tensorflow as tf
 
-from t2t_keras import logs
+from t2t_keras.io import logs
 from t2t_keras.errors import UserError
 
 

@@ -25,7 +25,7 @@ import math
 import tensorflow as tf
 
 from t2t_keras.kernels.distribute import no_gradient_all_reduce
-from t2t_keras.logs import log_line
+from t2t_keras.io.logs import log_line
 from t2t_keras.training.checkpoints import Checkpointer
 from t2t_keras.training.cluster import Cluster
 from t2t_keras.training.config import CheckpointPolicy

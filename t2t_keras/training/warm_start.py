@@ -24,8 +24,8 @@ from typing import Optional
 
 import tensorflow as tf
 
-from t2t_keras import checkpoint_io
-from t2t_keras import json_files
+from t2t_keras.io import checkpoint_io
+from t2t_keras.io import json_files
 from t2t_keras import registry
 from t2t_keras.data.vocab_check import vocabs_digest
 from t2t_keras.data.vocab_map import piece_map

@@ -16,7 +16,7 @@ and one leaf token per word, by ``leaves``:
 
 "words" copies the input (the decoder then reads which word it has reached);
 "first" is "words" here, and keeps only each word's first subword piece once
-encoded (``decoding.tree_constraint.first_pieces``; the output then shows a
+encoded (``parsing.tree_constraint.first_pieces``; the output then shows a
 prefix of each word, such as "Con" for "Consolidated");
 "xx" is Vinyals et al.'s placeholder; "tags" predicts part-of-speech tags,
 which EVALB does not score. With ``close_labels=False`` every closing

@@ -18,7 +18,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
-from t2t_keras.checkpoint_io import (READ_ERRORS, UnreadableCheckpoint,
+from t2t_keras.io.checkpoint_io import (READ_ERRORS, UnreadableCheckpoint,
                                      files_of, reason)
 from t2t_keras.errors import UserError
 

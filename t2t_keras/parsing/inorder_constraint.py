@@ -32,7 +32,7 @@ while words are left only where ``left + 4`` do. Every limit is at least
 
 from keras import ops
 
-from t2t_keras.decoding.tree_constraint import (CLOSE, LEAF, MAX_DEPTH,
+from t2t_keras.parsing.tree_constraint import (CLOSE, LEAF, MAX_DEPTH,
                                                 MAX_OPENS, TreeConstraint)
 
 

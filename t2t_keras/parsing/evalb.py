@@ -17,7 +17,7 @@
 import collections
 import dataclasses
 
-from t2t_keras import trees
+from t2t_keras.parsing import trees
 from t2t_keras.errors import UserError
 
 DELETED = {"TOP", "-NONE-", ",", ":", "``", "''", "."}

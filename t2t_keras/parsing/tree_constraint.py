@@ -1,5 +1,5 @@
 """Parsing's decoding constraint: every output is a well-formed linearized
-tree over exactly the input words, in order (``t2t_keras.trees``).
+tree over exactly the input words, in order (``t2t_keras.parsing.trees``).
 
 Tokens are SentencePiece pieces of one shared vocabulary: bracket tokens
 ("(NP", ")NP" or a bare ")") are single pieces; leaves are either the words
@@ -32,7 +32,7 @@ is smaller (``min_limits``), so a hypothesis can always finish.
 import numpy as np
 from keras import ops
 
-from t2t_keras import trees
+from t2t_keras.parsing import trees
 from t2t_keras.decoding.constraints import (Constraint, one_hot_mask,
                                             per_hypothesis)
 from t2t_keras.decoding.tensor_ops import gather_rows, take
