@@ -165,8 +165,7 @@ def test_the_pre_softmax_matrix_is_stored_transposed(trained_run, exported,
       stored[0].numpy(), np.transpose(model.softmax_weights.embeddings.numpy()))
   stacks = [np.concatenate([d.kernel.numpy() for d in layer.step_projections()],
                            axis=1)
-            for layer in model._flatten_layers()  # pylint: disable=protected-access
-            if getattr(layer, "step_projections", lambda: None)()]
+            for layer in model.attention_layers()["decoder_self"]]
   assert len(stacks) == model.config.num_decoder_layers
   for want, got in zip(stacks, stored[1:]):
     np.testing.assert_array_equal(got.numpy(), want)

@@ -80,3 +80,26 @@ def pushed(stack, entry):
     yield
   finally:
     stack.pop()
+
+
+def stepped_attentions(model):
+  """The self-attention layers that decoding runs a position at a step:
+  each decoder self-attention of ``model`` and of any model inside it (an
+  ensemble's members), as their ``attention_layers()["decoder_self"]`` name
+  them, each with its ``step_projections``; a model that names none has
+  none. [(attention layer, its query, key and value Dense layers)]."""
+  from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
+  found, seen = [], set()
+  for inner in model._flatten_layers(include_self=True, recursive=True):  # pylint: disable=protected-access
+    if not hasattr(inner, "attention_layers"):
+      continue
+    try:
+      layers = inner.attention_layers().get("decoder_self", ())
+    except UserError:   # a model that does not name its attention layers
+      continue
+    for layer in layers:
+      projections = getattr(layer, "step_projections", lambda: None)()
+      if projections and id(layer) not in seen:
+        seen.add(id(layer))
+        found.append((layer, projections))
+  return found

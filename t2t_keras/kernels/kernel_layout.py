@@ -24,8 +24,8 @@ two held layouts, made once for a given set of weights, and inside
                 EPYC without AVX-512, slower at four on one with it.
 
 In both, a decoder self-attention's step multiplies its row by W^Q, W^K and
-W^V stacked, [W^Q W^K W^V] (``fused_product_for``; the layer's
-``step_projections`` says which): one product instead of three (a
+W^V stacked, [W^Q W^K W^V] (``fused_product_for``;
+``kernels.stepped_attentions`` says which): one product instead of three (a
 one-sentence greedy search 1.08x and 1.10x faster, transposed layout).
 Which layout a search reads, Keras's among them, is measured for its rows a
 step (``layout_probe``).
@@ -88,9 +88,9 @@ class KernelLayout:
         self._layers[id(layer)] = position[id(layer.kernel)]
         shapes.add(tuple(layer.kernel.shape))
         float32 = float32 and layer.compute_dtype == "float32"
-      projections = getattr(layer, "step_projections", lambda: None)()
-      if projections and all(id(d.kernel) in position and
-                             len(d.kernel.shape) == 2 for d in projections):
+    for layer, projections in kernels.stepped_attentions(model):
+      if all(id(d.kernel) in position and len(d.kernel.shape) == 2
+             for d in projections):
         self._stacks.append((id(layer), tuple(position[id(d.kernel)]
                                               for d in projections)))
     softmax = getattr(model, "softmax_weights", None)

@@ -36,7 +36,8 @@ def transposes(model):
   """{id(layer): tf.Variable} for ``model`` and any model inside it (an
   ensemble's members), their values computed now: W^T for the pre-softmax
   layer (``softmax_weights``), [W^Q W^K W^V] for each float32 decoder
-  self-attention with ``step_projections``; {} where the kernels are off.
+  self-attention (``kernels.stepped_attentions``); {} where the kernels are
+  off.
   Track the variables on the saved object."""
   if not kernels.enabled():
     return {}
@@ -47,9 +48,9 @@ def transposes(model):
     if hasattr(softmax, "transposed") and id(softmax) not in values:
       values[id(softmax)] = (f"{softmax.name}_transposed",
                              softmax.transposed())
-    projections = getattr(inner, "step_projections", lambda: None)()
-    if projections and inner.compute_dtype == "float32":
-      values[id(inner)] = (f"{inner.name}_stacked", tf.concat(
+  for layer, projections in kernels.stepped_attentions(model):
+    if layer.compute_dtype == "float32":
+      values[id(layer)] = (f"{layer.name}_stacked", tf.concat(
           [d.kernel for d in projections], axis=1))
   return {key: tf.Variable(value, trainable=False, name=name)
           for key, (name, value) in values.items()}

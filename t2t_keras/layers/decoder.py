@@ -36,8 +36,6 @@ class DecoderLayer(TransformerBlock):
     self.specs["cross_attention"] = cross_attention
     self.cross_attention = self.attention("encdec_attention",
                                           cross_attention)
-    # Decoding runs it a position at a step (``kernels.kernel_layout``).
-    self.self_attention.decodes_by_step = True
 
   def call(self, x, memory=None, self_bias=None, memory_bias=None,
            cache=None, step=None, training=None):

@@ -196,15 +196,14 @@ class MultiHeadAttention(keras.layers.Layer):
 
   def step_projections(self):
     """The query, key and value ``Dense`` layers, whose products a
-    decoding step may make as one (``kernels.kernel_layout``: JAX searches
-    on CPUs; ``kernels.stored_transpose``: SavedModels and t2t-decoder), or
-    None: where this layer is not a decoder's self-attention
-    (``decodes_by_step``), or a variant transforms what they project
-    (rotary positions override ``queries`` and ``keys_values``)."""
+    decoding step of this layer may make as one (``kernels.kernel_layout``:
+    JAX searches on CPUs; ``kernels.stored_transpose``: SavedModels and
+    t2t-decoder), or None where a variant transforms what they project
+    (rotary positions override ``queries`` and ``keys_values``) or they
+    have no bias or an activation."""
     base = MultiHeadAttention
     layers = self._projections()
-    if (not getattr(self, "decodes_by_step", False) or
-        type(self).queries is not base.queries or
+    if (type(self).queries is not base.queries or
         type(self).keys_values is not base.keys_values or
         any(d.bias is None or d.activation is not keras.activations.linear
             for d in layers)):
