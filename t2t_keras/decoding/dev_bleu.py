@@ -74,10 +74,16 @@ def decode_on_devices(decoders, devices, strategy, items, sources):
       return decode(d)
   with concurrent.futures.ThreadPoolExecutor(len(devices)) as pool:
     parts = list(pool.map(run, range(len(devices))))
-  outputs = [None] * len(items)
-  for d, (part, _) in enumerate(parts):
-    outputs[d::len(devices)] = part
-  return outputs, sum(r for _, r in parts)
+  return interleaved([part for part, _ in parts]), sum(r for _, r in parts)
+
+
+def interleaved(parts):
+  """The lines of ``parts`` in their order, part d holding every
+  ``len(parts)``-th line from line d (how the lines were shared)."""
+  merged = [None] * sum(len(part) for part in parts)
+  for d, part in enumerate(parts):
+    merged[d::len(parts)] = part
+  return merged
 
 
 class DevBleu:
@@ -154,10 +160,8 @@ class DevBleu:
         [self.encoded[i] for i in mine], [self.sources[i] for i in mine])
     if workers > 1:
       parts = gather(outputs + [str(repaired)])
-      outputs, repaired = [None] * self.lines, 0
-      for r, part in enumerate(parts):
-        outputs[r::workers] = part[:-1]
-        repaired += int(part[-1])
+      outputs = interleaved([part[:-1] for part in parts])
+      repaired = sum(int(part[-1]) for part in parts)
     self.repaired = repaired
     score = None
     if self.metric not in TEXT_METRICS:

@@ -255,18 +255,14 @@ class Trainer:
     # Under float16 the gradients are of the scaled loss: report the norm of
     # the true gradients (read the scale before the update changes it).
     norm = norm / tf.cast(self.gradient_scale(), norm.dtype)
-    if self._loss_scaled:
-      # An update whose float16 gradients overflowed is skipped (the scale
-      # halves) but counted, as Keras 2's and TensorFlow 1's loss scaling
-      # counted it: one update, one step, so the host never reads the
-      # optimizer to know the step.
-      applied = self.optimizer.iterations + 1
-      self.optimizer.apply_gradients(zip(grads,
-                                         self.model.trainable_variables))
-      self.optimizer.iterations.assign(applied)
-    else:
-      self.optimizer.apply_gradients(zip(grads,
-                                         self.model.trainable_variables))
+    # Under float16 an update whose gradients overflowed is skipped (the
+    # scale halves) but counted, as Keras 2's and TensorFlow 1's loss scaling
+    # counted it: one update, one step, so the host never reads the
+    # optimizer to know the step.
+    counted = self.optimizer.iterations + 1 if self._loss_scaled else None
+    self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+    if counted is not None:
+      self.optimizer.iterations.assign(counted)
     size = figures.shape[0]
     return extra[:size], norm, extra[size:]
 
