@@ -151,7 +151,7 @@ def transposes(saved_model_dir):
 
 def test_the_pre_softmax_matrix_is_stored_transposed(trained_run, exported,
                                                      tmp_path, monkeypatch):
-  """kernels.stored_transpose: the export holds W^T as a variable, and each
+  """models.prepared: the export holds W^T as a variable, and each
   decoder self-attention's [W^Q W^K W^V]; its searches read them instead of
   transposing W a request and making three products a step, and the
   outputs are those of an export without them (T2T_KERAS_KERNELS=0)."""
@@ -163,8 +163,8 @@ def test_the_pre_softmax_matrix_is_stored_transposed(trained_run, exported,
   assert len(stored) == 1 + model.config.num_decoder_layers
   np.testing.assert_array_equal(
       stored[0].numpy(), np.transpose(model.softmax_weights.embeddings.numpy()))
-  stacks = [np.concatenate([d.kernel.numpy() for d in layer.step_projections()],
-                           axis=1)
+  stacks = [np.concatenate([layer.projections()[name].kernel.numpy()
+                            for name in ("query", "key", "value")], axis=1)
             for layer in model.attention_layers()["decoder_self"]]
   assert len(stacks) == model.config.num_decoder_layers
   for want, got in zip(stacks, stored[1:]):

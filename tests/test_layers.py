@@ -8,6 +8,7 @@ import pytest
 from keras import ops
 
 from t2t_keras import layers
+from t2t_keras.models import incremental
 from t2t_keras.layers import masks
 
 
@@ -96,9 +97,12 @@ def test_multi_head_attention_cache_matches_full_pass():
   layer = layers.MultiHeadAttention(num_heads=2, key_size=4, value_size=3)
   x = np.random.RandomState(2).randn(2, 5, 8).astype("float32")
   full = ops.convert_to_numpy(layer(x, bias=masks.causal_bias(5)))
-  cache = layer.empty_cache(2, 7)
-  for t in range(5):
-    out, cache = layer(x[:, t:t + 1], cache=cache, step=t)
+  cache = {"key": np.zeros((2, 2, 7, 4), "float32"),
+           "value": np.zeros((2, 2, 7, 3), "float32")}
+  for t in range(5):   # models.incremental: the layer a position at a time
+    out, cache = incremental.self_attention_step(
+        layer, x[:, t:t + 1], incremental.decoding_step(t, 7), cache,
+        incremental.Products())
     assert tuple(cache["key"].shape) == (2, 2, 7, 4)   # fixed: max_length
     assert tuple(cache["value"].shape) == (2, 2, 7, 3)
     written = ops.convert_to_numpy(cache["key"])

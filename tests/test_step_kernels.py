@@ -110,34 +110,31 @@ def test_one_row_steps_give_the_plain_search(model, monkeypatch):
 
 def test_one_row_products_only_in_the_branch(monkeypatch):
   """A step of rows known when traced runs one side, no cond: the one-row
-  branch only at one row of a float32 model, and nothing is left open
-  after it."""
+  side only at one row of a float32 model."""
   monkeypatch.setenv("T2T_KERAS_KERNELS", "1")
   seen = []
 
-  def run():
-    seen.append(one_row._ONE_ROW[:])  # pylint: disable=protected-access
-    return tf.constant(0)
+  def side(name):
+    return lambda: seen.append(name) or tf.constant(0)
 
-  one_row.step(run, 1, "float32")
-  one_row.step(run, 3, "float32")
-  one_row.step(run, 1, "bfloat16")
-  assert seen == [[True], [], []]
-  assert not one_row._ONE_ROW  # pylint: disable=protected-access
+  one_row.step(side("one"), side("any"), 1, "float32")
+  one_row.step(side("one"), side("any"), 3, "float32")
+  one_row.step(side("one"), side("any"), 1, "bfloat16")
+  assert seen == ["one", "any", "any"]
 
 
 @pytest.mark.parametrize("shape", [(1, 8), (3, 1, 8), (1, 2, 8)])
 def test_one_row_product_is_x_w(shape, monkeypatch):
-  """``one_row.product`` (the stored [W^Q W^K W^V]'s product) is x W in
-  either branch, for rows and for [batch, ..., d] of an unknown batch."""
+  """``one_row.product`` (the stored [W^Q W^K W^V]'s product) is x W on
+  either side, for rows and for [batch, ..., d] of an unknown batch."""
   monkeypatch.setenv("T2T_KERAS_KERNELS", "1")
   rng = np.random.RandomState(0)
   x = rng.randn(*shape).astype("float32")
   w = rng.randn(8, 5).astype("float32")
   spec = tf.TensorSpec((None,) + shape[1:], tf.float32)
-  products = [tf.function(lambda x: one_row.step(
-      lambda: one_row.product(x, tf.constant(w)), rows, "float32"),
-                          input_signature=[spec]) for rows in (1, 2)]
+  products = [tf.function(lambda x, one=one: one_row.product(
+      x, tf.constant(w), one), input_signature=[spec])
+              for one in (True, False)]
   for product in products:
     np.testing.assert_allclose(product(x).numpy(), x @ w, rtol=1e-5,
                                atol=1e-5)
@@ -145,17 +142,18 @@ def test_one_row_product_is_x_w(shape, monkeypatch):
 
 @pytest.mark.parametrize("beam", [1, 2])
 def test_a_decoder_of_fixed_weights_reads_copies(model, beam, monkeypatch):
-  """t2t-decoder's Decoder (``fixed_weights``) holds W^T and each decoder
-  self-attention's [W^Q W^K W^V] once and decodes the ids of one that
-  holds none (validation's, whose weights change)."""
+  """t2t-decoder's Decoder (``fixed_weights``) is prepared with W^T and
+  each decoder self-attention's [W^Q W^K W^V] stored once and decodes the
+  ids of one that stores none (validation's, whose weights change)."""
   from t2t_keras.decoding.decoder import Decoder  # pylint: disable=g-import-not-at-top
   from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top
   monkeypatch.setenv("T2T_KERAS_KERNELS", "1")
   hparams = decode_hparams(f"beam_size={beam},extra_length=6")
   plain = Decoder(model, None, hparams)
   fixed = Decoder(model, None, hparams, fixed_weights=True)
-  assert not plain._stored  # pylint: disable=protected-access
-  assert len(fixed._stored) == 1 + model.config.num_decoder_layers  # pylint: disable=protected-access
+  assert not plain.prepared.variables()
+  assert len(fixed.prepared.variables()) == (
+      1 + model.config.num_decoder_layers)
   for b in (1, 3):
     want, got = plain.search(sources(b)), fixed.search(sources(b))
     np.testing.assert_array_equal(got[0], want[0])

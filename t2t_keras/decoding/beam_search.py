@@ -11,8 +11,8 @@ plus ``length_reward`` x |Y| (a word reward, as Marian's word penalty with
 the sign turned; 0, the paper's, by default). Where alpha barely moves long
 outputs (lp changes by ~alpha / (5 + |Y|) a token), the reward buys each
 token the same.
-Under a mixed dtype policy the search reads the model's weights cast to the
-compute dtype once a batch (``kernels.weights_once``), not once a step.
+It decodes the model prepared for decoding (``models.prepared``), read
+once a batch.
 
 It takes an optional ``constraint`` (``decoding.constraints``):
 its state rides in the loop beside the cache (beam search reorders it with
@@ -34,11 +34,10 @@ from t2t_keras.decoding.steps import (ALPHA, BEAM_SIZE, EXTRA_LENGTH,
                                       write_column)
 from t2t_keras.decoding.tensor_ops import gather_rows, search_loop, take
 from t2t_keras.ids import EOS_ID
-from t2t_keras.kernels.weights_once import reading_weights_once
 from t2t_keras.layers.masks import NEG_INF
+from t2t_keras.models.prepared import decoding_model
 
 
-@reading_weights_once
 def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
                 extra_length=EXTRA_LENGTH, nbest=False, constraint=None,
                 length_reward=0.0):
@@ -54,6 +53,13 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
   first; scores [batch, beam_size], length-penalized log-probabilities
   plus the reward).
   """
+  with decoding_model(model, beam_size) as decoding:
+    return _beam_search(decoding, inputs, beam_size, alpha, extra_length,
+                        nbest, constraint, length_reward)
+
+
+def _beam_search(model, inputs, beam_size, alpha, extra_length, nbest,
+                 constraint, length_reward):
   inputs = ops.convert_to_tensor(inputs, "int32")
   batch, beam = ops.shape(inputs)[0], beam_size
   limits, allowed = constrained_limits(inputs, extra_length, beam,

@@ -11,7 +11,7 @@ from t2t_keras.decoding.batching import padded
 from t2t_keras.decoding.constraints import PrefixConstraint, word_starts_of
 from t2t_keras.decoding.ids_backend import IdsBackend
 from t2t_keras.decoding.search import search_function
-from t2t_keras.kernels import stored_transpose
+from t2t_keras.models.prepared import prepare_for_decoding
 
 
 class Decoder(IdsBackend):
@@ -33,8 +33,8 @@ class Decoder(IdsBackend):
     xla: compile the search with XLA (``tf.function(jit_compile=True)``):
       one compiled program a batch shape, the same outputs.
     fixed_weights: the model's weights no longer change (t2t-decoder), so
-      the searches read copies made now of W^T and the steps' stacked
-      kernels (``kernels.stored_transpose``, as a SavedModel does), not a
+      the model is prepared with copies made now of W^T and the steps'
+      stacked kernels (``models.prepared``, as a SavedModel is), not a
       transpose a batch; never for validation while training.
   """
 
@@ -43,13 +43,8 @@ class Decoder(IdsBackend):
                whole_words=True, xla=False, fixed_weights=False):
     super().__init__(model, vocab, hparams, postprocess, target_vocab,
                      constraint, repaired)
-    plain = search_function(model, hparams)
-    self._stored = (stored_transpose.transposes(model) if fixed_weights
-                    else {})
-
-    def search(inputs, search_constraint):   # traced: reads the copies
-      with stored_transpose.reading(self._stored):
-        return plain(inputs, search_constraint)
+    self.prepared = prepare_for_decoding(model, fixed_weights)
+    search = search_function(self.prepared, hparams)
 
     ids = tf.TensorSpec([None, None], tf.int32)
     compiled = dict(input_signature=[ids], autograph=False, jit_compile=xla)

@@ -6,11 +6,12 @@ The model's weights enter the compiled search as arguments (a
 ``keras.StatelessScope`` maps each variable to its value), not as
 constants: a search compiled once serves every later value of the weights,
 a training run's or a moving average's, with no retrace. One program is
-compiled a batch shape (and prefix width). On CPUs the linear maps'
-kernels enter in a layout for few rows (``kernels.kernel_layout``: packed
-for ``kernels.rows_product``, or transposed), the one measured fastest for
-the search's rows a step on this CPU (once a process,
-``kernels.layout_probe``).
+compiled a batch shape (and prefix width). On CPUs the matrices a step
+multiplies by enter as well, held in a layout for few rows
+(``models.prepared.held_matrices``: packed for ``kernels.rows_product``, or
+transposed), the one measured fastest for the search's rows a step on this
+CPU (once a process, ``kernels.layout_probe``), and the search decodes the
+model prepared with them.
 
     search = JaxSearch(model, decode_hparams("beam_size=4"))
     ids, scores = search(inputs)                  # int32 [batch, length]
@@ -20,13 +21,11 @@ the search's rows a step on this CPU (once a process,
 Only under ``KERAS_BACKEND=jax``; it imports no TensorFlow.
 """
 
-import contextlib
-
 import keras
 
 from t2t_keras.decoding.constraints import PrefixConstraint
 from t2t_keras.decoding.search import make_search
-from t2t_keras.kernels import kernel_layout
+from t2t_keras.models.prepared import held_matrices, prepare_for_decoding
 
 
 class JaxSearch:
@@ -45,7 +44,7 @@ class JaxSearch:
       None.
     values: the values of ``variables`` in order (default: the variables'
       own).
-    layout: "packed", "transposed" (``kernel_layout``'s, where it is on;
+    layout: "packed", "transposed" (``held_matrices``', where they are on;
       packed where ``rows_product`` runs) or "keras", whatever ``layout()``
       would choose; None: its choice.
   Returns:
@@ -62,35 +61,34 @@ class JaxSearch:
         model.non_trainable_variables)
     search = make_search(options)
     self._hypotheses = search.hypotheses()
-    self._layout = kernel_layout.layout_for(model, self.variables)
+    self._held = held_matrices(model, self.variables)
 
-    def run(values, inputs, prefixes, layout):
-      reading = contextlib.nullcontext()
-      if layout != "keras":
-        reading = self._layout.reading(values, layout)
-        values = self._layout.inside(values, layout)
-      with reading, keras.StatelessScope(
+    def run(values, arrays, inputs, prefixes, layout):
+      held = (None if layout == "keras" else
+              self._held.products(arrays, layout))
+      with keras.StatelessScope(
           state_mapping=list(zip(self.variables, values))):
         chosen = (constraint if prefixes is None else
                   PrefixConstraint(prefixes, word_starts))
-        return search(model, inputs, chosen)
+        return search(prepare_for_decoding(model, held=held), inputs,
+                      chosen)
 
-    self._run = jax.jit(run, static_argnums=3)
+    self._run = jax.jit(run, static_argnums=4)
 
   def layout(self, batch):
     """The layout a search of ``batch`` sentences reads the kernels in:
-    "keras" where ``kernel_layout`` is off, else the fastest for its rows
-    (``kernel_layout.choose``)."""
-    if self._layout is None:
+    "keras" where ``held_matrices`` is off, else the fastest for its rows
+    (``HeldMatrices.choose``)."""
+    if self._held is None:
       return "keras"
-    return self._layout.choose(batch * self._hypotheses)
+    return self._held.choose(batch * self._hypotheses)
 
   def layouts(self):
-    """The layouts a search can read here: "keras", and ``kernel_layout``'s
-    where it is on ("packed" where ``rows_product`` runs)."""
-    if self._layout is None:
+    """The layouts a search can read here: "keras", and ``held_matrices``'
+    where they are on ("packed" where ``rows_product`` runs)."""
+    if self._held is None:
       return ("keras",)
-    return ("keras",) + self._layout.layouts()
+    return ("keras",) + self._held.layouts()
 
   def __call__(self, inputs, prefixes=None, values=None, layout=None):
     if values is None:
@@ -101,6 +99,6 @@ class JaxSearch:
     elif layout not in self.layouts():
       raise ValueError(f"layout {layout!r} is not one this search can read "
                        f"here; expected one of {self.layouts()}")
-    if layout != "keras":
-      values = self._layout.outside(values, layout)
-    return self._run(values, inputs, prefixes, layout)
+    arrays = ([] if layout == "keras" else
+              self._held.outside(values, layout))
+    return self._run(values, arrays, inputs, prefixes, layout)

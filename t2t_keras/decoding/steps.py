@@ -16,7 +16,6 @@ from keras import ops
 from t2t_keras.decoding import top_k
 from t2t_keras.decoding.constraints import bias, per_hypothesis
 from t2t_keras.ids import EOS_ID, PAD_ID
-from t2t_keras.kernels import one_row
 from t2t_keras.layers.masks import NEG_INF
 
 # Section 6.1's settings, the defaults everywhere (decode_hparams too).
@@ -119,11 +118,8 @@ def step_log_probs(model, ids, step, cache, limits, constraint=None,
                     state=None):
   """log-softmax of the next token, with padding never produced, EOS
   forced at each sentence's limit and the constraint's mask applied.
-  ids: [n]; limits: [n]. One hypothesis a sentence (greedy search and
-  sampling): a one-sentence batch's step is one row (``kernels.one_row``)."""
-  logits, cache = one_row.step(
-      lambda: step_logits(model, ids, step, cache), ops.shape(ids)[0],
-      model.compute_dtype)
+  ids: [n]; limits: [n]."""
+  logits, cache = step_logits(model, ids, step, cache)
   vocab = ops.shape(logits)[1]
   mask = (None if constraint is None else
           bias(constraint.allowed(state, step, limits, vocab)))

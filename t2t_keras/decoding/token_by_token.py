@@ -3,9 +3,9 @@ with a rule: greedy decoding (argmax) here, sampling in ``sampling.py``. A
 new such search subclasses ``TokenSearch`` and writes only ``choose``.
 
 Written in ``keras.ops`` and ``tensor_ops``, as beam search is: the same
-search as a TensorFlow graph, under XLA and under ``jax.jit``. Under a
-mixed dtype policy the search reads the model's weights cast to the
-compute dtype once a batch (``kernels.weights_once``), not once a step.
+search as a TensorFlow graph, under XLA and under ``jax.jit``. The
+search decodes the model prepared for decoding (``models.prepared``), read
+once a batch.
 """
 
 from keras import ops
@@ -17,16 +17,15 @@ from t2t_keras.decoding.steps import (EXTRA_LENGTH, constrained_limits,
                                       step_log_probs, write_column)
 from t2t_keras.decoding.tensor_ops import argmax, gather_rows, search_loop
 from t2t_keras.ids import EOS_ID, PAD_ID
-from t2t_keras.kernels.weights_once import reading_weights_once
+from t2t_keras.models.prepared import decoding_model
 
 
-@reading_weights_once
 def token_by_token(model, inputs, choose, extra_length=EXTRA_LENGTH,
                    constraint=None):
   """One hypothesis per sentence, each token picked by ``choose``.
 
   Args:
-    model: a ``Seq2SeqModel``.
+    model: a ``Seq2SeqModel`` or a ``PreparedModel``.
     inputs: int [batch, length].
     choose: ``(log_probs [batch, vocab], step) -> int32 [batch]``, the next
       tokens (argmax for greedy decoding; see ``decoding.sampling``).
@@ -36,6 +35,12 @@ def token_by_token(model, inputs, choose, extra_length=EXTRA_LENGTH,
   each output [batch]; under a renormalizing constraint, the log-prob among
   the allowed tokens).
   """
+  with decoding_model(model, 1) as decoding:
+    return _token_by_token(decoding, inputs, choose, extra_length,
+                           constraint)
+
+
+def _token_by_token(model, inputs, choose, extra_length, constraint):
   inputs = ops.convert_to_tensor(inputs, "int32")
   batch = ops.shape(inputs)[0]
   limits, allowed = constrained_limits(inputs, extra_length, 1, constraint)

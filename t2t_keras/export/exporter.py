@@ -36,12 +36,12 @@ from t2t_keras.io import checkpoint_io
 from t2t_keras.decoding.constraints import PrefixConstraint, word_starts_of
 from t2t_keras.decoding.options import sentences_a_batch
 from t2t_keras.decoding.search import search_function
+from t2t_keras.models.prepared import prepare_for_decoding
 from t2t_keras.errors import ExistingFileError, UserError
 from t2t_keras.io.logs import native_stderr_silenced
 from t2t_keras.io.outputs import output_dir
 from t2t_keras.export import warmup
 from t2t_keras.export.serving_ops import SERVING_RELEASE, missing_ops
-from t2t_keras.kernels import stored_transpose
 
 
 def export(model, vocab, hparams, export_dir, version=None,
@@ -65,7 +65,8 @@ def export(model, vocab, hparams, export_dir, version=None,
                           "overwritten: pick another --export_version")
   best_only = hparams.copy()
   best_only.return_beams = False
-  beams = search_function(model, best_only)
+  prepared = prepare_for_decoding(model, fixed_weights=True)
+  beams = search_function(prepared, best_only)
 
   def compiled(fn):
     return (tf.function(fn, jit_compile=True, autograph=False) if xla
@@ -136,9 +137,8 @@ def export(model, vocab, hparams, export_dir, version=None,
     out, scores = search(input_ids)
     return {"output_ids": out, "scores": scores}
 
-  transposes = stored_transpose.transposes(model)
   served = _Served(model, [tokenizer, target_vocab.tf_tokenizer],
-                   transposes.values())
+                   prepared.variables())
   strings = tf.TensorSpec([None], tf.string, name="inputs")
   served.add("serving_default", serve_strings, strings)
   served.add("decode_ids", serve_ids,
@@ -154,9 +154,8 @@ def export(model, vocab, hparams, export_dir, version=None,
   # the highest numbered version, never sees half of one.
   with output_dir(path) as partial:
     try:
-      # SentencePiece's note as ops run; the searches, traced in write,
-      # read the stored W^T (kernels.stored_transpose).
-      with native_stderr_silenced(), stored_transpose.reading(transposes):
+      # SentencePiece's note as ops run.
+      with native_stderr_silenced():
         served.write(partial)
       warmup.write(partial, warmup.requests(vocab, target_vocab,
                                             served.names),
@@ -188,7 +187,8 @@ class _Served(tf.Module):
     super().__init__()
     self.model_variables = [v.value for v in model.variables]
     self.tokenizers = list(tokenizers)
-    # W^T of the pre-softmax matrix, which the searches read.
+    # What the prepared model stored (W^T, the stacked step kernels),
+    # which the searches read.
     self.transposed = list(transposed)
     self._names = ()     # a tuple: tf.Module would track a dict's values
 

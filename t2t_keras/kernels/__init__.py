@@ -10,14 +10,16 @@ tests/test_weights_once.py).
     dropout       masks from 16 random bits an element
     loss          the label-smoothed cross-entropy as two XLA kernels
     fused_adam    Adam through TensorFlow's one-kernel ResourceApplyAdam
+    distribute    the trainer all-reduces gradients itself
+
+and, read by the model prepared for decoding (``models.prepared``) only:
+
     weights_once  decoding reads mixed-precision weights cast once a batch
-    stored_transpose  a SavedModel keeps W^T and the steps' [W^Q W^K W^V]
     step_attention  a decoding step's attention on Eigen's kernels
     one_row       a one-row decoding step's products on Eigen's kernels
-    kernel_layout  JAX searches read each linear map's W held for few rows
+    kernel_layout  JAX searches read the decoder's matrices held for few rows
     rows_product  ...packed, through an XLA FFI handler compiled here
     layout_probe  ...in the layout measured fastest for the search's rows
-    distribute    the trainer all-reduces gradients itself
 
 The rule: on when Keras runs on TensorFlow and no GPU is visible, the only
 place they were measured to help (2-core CPUs); off under JAX and on GPUs,
@@ -31,7 +33,6 @@ times it faster.
 the Keras versions ``requirements.txt`` pins.
 """
 
-import contextlib
 import functools
 import os
 
@@ -69,37 +70,3 @@ def in_xla():
   from tensorflow.python.ops import control_flow_util  # pylint: disable=g-import-not-at-top,g-direct-tensorflow-import
   return control_flow_util.GraphOrParentsInXlaContext(
       tf.compat.v1.get_default_graph())
-
-
-@contextlib.contextmanager
-def pushed(stack, entry):
-  """Within it, ``entry`` is the last item of ``stack`` (a module's list of
-  the enclosing scopes' entries, innermost last), removed on leaving."""
-  stack.append(entry)
-  try:
-    yield
-  finally:
-    stack.pop()
-
-
-def stepped_attentions(model):
-  """The self-attention layers that decoding runs a position at a step:
-  each decoder self-attention of ``model`` and of any model inside it (an
-  ensemble's members), as their ``attention_layers()["decoder_self"]`` name
-  them, each with its ``step_projections``; a model that names none has
-  none. [(attention layer, its query, key and value Dense layers)]."""
-  from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
-  found, seen = [], set()
-  for inner in model._flatten_layers(include_self=True, recursive=True):  # pylint: disable=protected-access
-    if not hasattr(inner, "attention_layers"):
-      continue
-    try:
-      layers = inner.attention_layers().get("decoder_self", ())
-    except UserError:   # a model that does not name its attention layers
-      continue
-    for layer in layers:
-      projections = getattr(layer, "step_projections", lambda: None)()
-      if projections and id(layer) not in seen:
-        seen.add(id(layer))
-        found.append((layer, projections))
-  return found

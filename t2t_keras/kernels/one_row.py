@@ -9,52 +9,50 @@ Eigen's kernel runs the step's chain of products faster at one row and
 slower from four rows on (9.1-9.6 -> 7.4-7.9 ms at one row, 10.0-10.2 ->
 11.1-11.9 ms at four; a 2-core AVX-512 EPYC; a one-sentence greedy
 SavedModel 0.355 -> 0.324 s in one process). Rows are known only when a
-request runs, so a search of one hypothesis a sentence traces its step
-twice and picks when it runs:
+request runs, so a model prepared for a search of one hypothesis a sentence
+(``models.prepared``) traces its step twice and picks when it runs:
 
-    logits, cache = one_row.step(lambda: step(...), rows, model.compute_dtype)
-    # = tf.cond(rows == 1, step with Dense products in BatchMatMulV3, step)
+    logits, cache = one_row.step(lambda: step(one_row=True),
+                                 lambda: step(one_row=False), rows, dtype)
+    # = tf.cond(rows == 1, ...)
 
-Inside the one-row branch ``product_for(layer)`` gives a Dense layer of a
-float32 model its product, on x as it comes (``BatchMatMulV3`` broadcasts
-x's leading axes over W): no slice or reshape around it, which took a
-one-sentence greedy request about 5% of its time. The same values up to
-float32 rounding. On where ``kernels.enabled()`` (TensorFlow, no GPU),
-outside XLA (which compiles the products itself).
+In the one-row branch its Dense products are ``product(x, W, True)``, on x
+as it comes (``BatchMatMulV3`` broadcasts x's leading axes over W): no
+slice or reshape around it, which took a one-sentence greedy request about
+5% of its time. The same values up to float32 rounding. On where
+``kernels.enabled()`` (TensorFlow, no GPU), outside XLA (which compiles the
+products itself).
 """
 
 from t2t_keras import kernels
 
-_ONE_ROW = []   # True inside ``step``'s one-row branch
+
+def fits(dtype):
+  """Whether a step of ``dtype`` (the model's compute dtype) takes the
+  one-row products here: float32, the kernels on, not inside XLA."""
+  return kernels.enabled() and not kernels.in_xla() and dtype == "float32"
 
 
-def step(run, rows, dtype):
-  """``run()`` (a decoding step: a nest of tensors); where the kernels are
-  on and ``dtype`` (the model's compute dtype) is float32, as
-  ``tf.cond(rows == 1, ...)`` of ``run`` traced twice, the first time with
-  ``product_for`` answering. ``rows``: scalar int."""
-  if (not kernels.enabled() or kernels.in_xla() or dtype != "float32" or
-      (isinstance(rows, int) and rows != 1)):
-    return run()
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-
-  def one_row():
-    with kernels.pushed(_ONE_ROW, True):
-      return run()
-
+def step(one_row, any_rows, rows, dtype):
+  """A decoding step (a nest of tensors): where ``fits(dtype)``,
+  ``tf.cond(rows == 1, one_row, any_rows)`` (both traced), else
+  ``any_rows()``. ``rows``: scalar int (a Python int where known)."""
+  if not fits(dtype) or (isinstance(rows, int) and rows != 1):
+    return any_rows()
   if isinstance(rows, int):   # known when traced
     return one_row()
-  return tf.cond(tf.equal(rows, 1), one_row, run)
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  return tf.cond(tf.equal(rows, 1), one_row, any_rows)
 
 
-def product(x, kernel):
+def product(x, kernel, one_row):
   """x [..., d_in] (rank 2 or more) times ``kernel`` [d_in, d_out] ->
   [..., d_out]: one ``BatchMatMulV3`` (its batch axes broadcast over
-  ``kernel``; no reshape) inside ``step``'s one-row branch, else
-  ``tf.matmul`` (oneDNN's) on [rows, d_in]; the shape read only where more
-  than the first axis is unknown."""
+  ``kernel``; no reshape) where ``one_row``, else ``tf.matmul`` (oneDNN's)
+  on [rows, d_in]; the shape read only where more than the first axis is
+  unknown."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  if _ONE_ROW:
+  if one_row:
     return tf.raw_ops.BatchMatMulV3(x=x, y=kernel, Tout=tf.float32)
   if len(x.shape) == 2:
     return tf.matmul(x, kernel)
@@ -63,13 +61,3 @@ def product(x, kernel):
   shape = ((-1,) + middle if None not in middle else
            tuple(tf.unstack(tf.shape(x))[:-1])) + (kernel.shape[-1],)
   return tf.reshape(y, shape)
-
-
-def product_for(layer):
-  """Inside ``step``'s one-row branch, ``x -> x W`` for a float32 Dense
-  ``layer`` (``product``); else None."""
-  if (not _ONE_ROW or layer.compute_dtype != "float32"
-      or getattr(layer, "quantization_mode", None)):
-    return None
-  kernel = layer.kernel
-  return lambda x: product(x, kernel)

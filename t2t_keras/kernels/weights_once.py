@@ -20,7 +20,6 @@ variable, so it cannot change what any read returns.
 """
 
 import contextlib
-import functools
 
 import keras
 from keras.src.backend.common import variables as keras_variables
@@ -65,14 +64,3 @@ def weights_once(model):
       or "float" not in compute):
     return contextlib.nullcontext()
   return _CastWeights(model, compute)
-
-
-def reading_weights_once(search):
-  """Decorates ``search(model, ...)`` to run under ``weights_once(model)``."""
-
-  @functools.wraps(search)
-  def wrapped(model, *args, **kwargs):
-    with weights_once(model):
-      return search(model, *args, **kwargs)
-
-  return wrapped

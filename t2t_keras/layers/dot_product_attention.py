@@ -6,7 +6,6 @@
 import keras
 from keras import ops
 
-from t2t_keras.kernels import step_attention
 from t2t_keras.layers.dropout import Dropout
 
 
@@ -17,9 +16,7 @@ class ScaledDotProductAttention(keras.layers.Layer):
   Under a mixed-precision policy the products Q K^T and weights x V run in
   the compute dtype (bfloat16 or float16 inputs; the CPU and GPU kernels
   accumulate in float32); the logits are then cast to float32, and the
-  additive mask and the softmax are computed in float32. A float32 decoding
-  step on TensorFlow's CPU kernels computes the same formula with other ops
-  (``kernels.step_attention``).
+  additive mask and the softmax are computed in float32.
 
   Args:
     dropout: rate of dropout on the attention weights (training only).
@@ -53,10 +50,6 @@ class ScaledDotProductAttention(keras.layers.Layer):
            extra_values=None, training=None, return_weights=False):
     depth = query.shape[-1]   # d_k, static
     query = query * ops.cast(1.0 / float(depth) ** 0.5, query.dtype)
-    if step_attention.fits(query, value, training):   # a decoding step
-      output, weights = step_attention.attention(
-          query, key, value, bias, extra_logits, extra_values)
-      return (output, weights) if return_weights else output
     # K^T as an operand flag, not a transposed copy (autodiff of an explicit
     # transpose adds two more a layer: about 2 ms of a base training step's
     # attention on the CPU).

@@ -46,6 +46,10 @@ class PositionwiseFeedForward(keras.layers.Layer):
     self._outer.build(tuple(inputs_shape[:-1]) + (self.filter_size,))
     self.built = True
 
+  def linear_maps(self):
+    """(x W_1 + b_1 with its ReLU, x W_2 + b_2): the two ``Dense`` layers."""
+    return self._inner, self._outer
+
   def call(self, inputs, training=None):
     hidden = apply_to_rows(self._inner, inputs)
     hidden = self._dropout(hidden, training=training)

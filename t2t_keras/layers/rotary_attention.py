@@ -34,9 +34,6 @@ class RotaryMultiHeadAttention(MultiHeadAttention):
   """``MultiHeadAttention`` whose queries and keys are rotated by position
   (self-attention only; d_k even). Same arguments and weights."""
 
-  def queries(self, query, offset):
-    return rotate(super().queries(query, offset), offset)
-
-  def keys_values(self, memory, offset):
-    kv = super().keys_values(memory, offset)
-    return dict(kv, key=rotate(kv["key"], offset))
+  def positioned(self, kind, heads, offset):
+    """Queries and keys rotated by their positions; values unchanged."""
+    return rotate(heads, offset) if kind in ("query", "key") else heads

@@ -15,6 +15,9 @@ target_length, target_vocab_size], position t predicting targets[:, t]
     logits, cache = model.decode_step(ids, step, cache)   # step = 0, 1, ...
     cache = model.reorder_cache(cache, indices)        # beam search only
 
+The searches decode a model prepared for decoding
+(``models.prepared.prepare_for_decoding``): the same contract, its faster
+products made once.
 ``attention_layers()`` (optional) names the attention layers for
 inspection; ``training_logits(features)`` (optional) is what the training
 loss takes.
@@ -23,9 +26,8 @@ loss takes.
 tensors whose first axis is the batch: beam search repeats each row of
 ``state`` once per beam, and a cache row belongs to one hypothesis (a model
 that overrides ``reorder_cache`` may also keep tensors of other shapes in
-its cache, computed once a batch, that its ``reorder_cache`` leaves alone:
-the Transformer keeps its transposed pre-softmax matrix there). Cache
-tensors keep their shapes, structure and dtypes from step to step (the
+its cache, computed once a batch, that its ``reorder_cache`` leaves alone).
+Cache tensors keep their shapes, structure and dtypes from step to step (the
 Transformer's self-attention keys and values are allocated at
 ``max_length`` positions and written one a step): the searches run in a
 loop that exports to TF Serving and compiles with XLA and ``jax.jit``.

@@ -32,31 +32,11 @@ def _log_softmax(logits):
   return ops.log_softmax(ops.cast(logits, "float32"), axis=-1)
 
 
-class Ensemble(Seq2SeqModel):
-  """The members (built ``Seq2SeqModel``s with the same vocabulary sizes)
-  as one model; its outputs are normalized log-probabilities."""
-
-  def __init__(self, members):
-    if not members:
-      raise UserError("an ensemble needs at least one model")
-    # The members' precision, where they share one, is the ensemble's: log
-    # lines say what it computes in, and the searches cast its weights to
-    # that dtype once (kernels.weights_once) rather than at every step.
-    policies = {m.dtype_policy.name for m in members}
-    super().__init__(dtype=members[0].dtype_policy if len(policies) == 1
-                     else None)
-    sizes = {(getattr(m, "input_vocab_size", None),
-              getattr(m, "target_vocab_size", None)) for m in members}
-    if len(sizes) > 1:
-      raise UserError("ensemble members must share their vocabularies; "
-                      f"their (input, target) sizes: {sorted(sizes)}")
-    self.members = list(members)
-    self.input_vocab_size, self.target_vocab_size = sizes.pop()
-    self.built = True
-
-  def call(self, features, training=False):
-    return _mean_of_probs([_log_softmax(m(features, training=training))
-                           for m in self.members])
+class MemberMean:
+  """The contract's decoding over ``self.members`` (each keeping it): the
+  state and cache are tuples of the members', the step's log-probs their
+  mean probability's log. Shared by ``Ensemble`` and the ensemble prepared
+  for decoding (``models.prepared``)."""
 
   def encode(self, inputs, training=None):
     return tuple(m.encode(inputs, training=training) for m in self.members)
@@ -73,3 +53,30 @@ class Ensemble(Seq2SeqModel):
   def reorder_cache(self, cache, indices):
     return tuple(m.reorder_cache(c, indices)
                  for m, c in zip(self.members, cache))
+
+
+class Ensemble(MemberMean, Seq2SeqModel):
+  """The members (built ``Seq2SeqModel``s with the same vocabulary sizes)
+  as one model; its outputs are normalized log-probabilities."""
+
+  def __init__(self, members):
+    if not members:
+      raise UserError("an ensemble needs at least one model")
+    # The members' precision, where they share one, is the ensemble's: log
+    # lines say what it computes in, and the searches cast its weights to
+    # that dtype once (models.prepared) rather than at every step.
+    policies = {m.dtype_policy.name for m in members}
+    super().__init__(dtype=members[0].dtype_policy if len(policies) == 1
+                     else None)
+    sizes = {(getattr(m, "input_vocab_size", None),
+              getattr(m, "target_vocab_size", None)) for m in members}
+    if len(sizes) > 1:
+      raise UserError("ensemble members must share their vocabularies; "
+                      f"their (input, target) sizes: {sorted(sizes)}")
+    self.members = list(members)
+    self.input_vocab_size, self.target_vocab_size = sizes.pop()
+    self.built = True
+
+  def call(self, features, training=False):
+    return _mean_of_probs([_log_softmax(m(features, training=training))
+                           for m in self.members])

@@ -19,8 +19,12 @@ from t2t_keras.layers import masks
 from t2t_keras.layers.decoder import TransformerDecoder
 from t2t_keras.layers.embedding import TokenEmbedding
 from t2t_keras.layers.encoder import TransformerEncoder
+from t2t_keras.models import incremental
 from t2t_keras.models.base import Seq2SeqModel
 from t2t_keras.models.config import TransformerConfig
+
+
+PLAIN = incremental.Products()   # the layers' own products
 
 
 def shift_right(targets):
@@ -131,33 +135,32 @@ class Transformer(Seq2SeqModel):
   # -- incremental decoding (the contract of models.base) -------------------
   def init_cache(self, state, max_length):
     """Encoder-decoder keys and values, self-attention caches of
-    ``max_length`` positions (see ``layers.multi_head_attention``), the
-    source padding bias, and the pre-softmax
-    matrix transposed once a batch ([d_model, vocab], or None where the
-    product reads W as it is; see ``TokenEmbedding.transposed``: not a
-    per-row tensor, so ``reorder_cache`` leaves it alone)."""
+    ``max_length`` positions (``models.incremental``) and the source
+    padding bias."""
     memory, memory_bias = state
-    return {"layers": self.decoder.init_cache(memory, max_length),
-            "memory_bias": memory_bias,
-            "softmax_kernel": self.softmax_weights.transposed()}
+    return {"layers": incremental.init_caches(self.decoder, memory,
+                                              max_length),
+            "memory_bias": memory_bias}
 
   def embed_step(self, ids, cache):
     """The decoder input of one step: ids int [batch] -> ([batch, 1,
     d_model], the cache); a variant that adds to it overrides this."""
     return self.target_embedding(ops.reshape(ids, (-1, 1))), cache
 
-  def decode_step(self, ids, step, cache):
+  def decode_step(self, ids, step, cache, products=PLAIN):
+    """The contract's step; ``products``: how it multiplies by the weights
+    (``incremental.Products``; a prepared model passes its own)."""
     x, cache = self.embed_step(ids, cache)
-    x, layers = self.decoder.step(x, step, cache["layers"],
-                                  memory_bias=cache["memory_bias"])
-    logits = self.softmax_weights(x, reverse=True,
-                                  transposed=cache["softmax_kernel"])[:, 0]
+    x, layers = incremental.decoder_step(self.decoder, x, step,
+                                         cache["layers"],
+                                         cache["memory_bias"], products)
+    logits = products.logits(self.softmax_weights, x)[:, 0]
     return logits, dict(cache, layers=layers)
 
   def reorder_cache(self, cache, indices):
     """Only the self-attention caches differ between hypotheses (the rest
-    comes from the source sentence or the weights)."""
-    return dict(cache, layers=self.decoder.reorder_cache(cache["layers"],
+    comes from the source sentence)."""
+    return dict(cache, layers=incremental.reorder_caches(cache["layers"],
                                                          indices))
 
   def attention_layers(self):
