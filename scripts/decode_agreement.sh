@@ -10,32 +10,38 @@
 #   diff -r OUT_BEFORE OUT_AFTER    # no output: the same in every mode
 set -euo pipefail
 TREE=$(cd "$1" && pwd); OUT=$2; SOURCES=$3; shift 3
-DATA=${DATA:-/tmp/agree/data}
+DATA=${DATA:?set DATA to the data dir of the runs}
 export PYTHONPATH=$TREE
 mkdir -p "$OUT"
+have() { [ -s "$OUT/$name.$1" ]; }   # made by an earlier, stopped call
 for RUN in "$@"; do
   name=$(basename "$RUN")
   common=(--problem=translate_synthetic --data_dir="$DATA" --output_dir="$RUN"
           --checkpoint_path="$RUN/best" --decode_from_file="$SOURCES")
-  t2t-decoder "${common[@]}" --decode_to_file="$OUT/$name.graph" 2>/dev/null
-  t2t-decoder "${common[@]}" --decode_hparams=beam_size=1,batch_size=1 \
+  have graph || t2t-decoder "${common[@]}" \
+    --decode_to_file="$OUT/$name.graph" 2>/dev/null
+  have greedy1 || t2t-decoder "${common[@]}" \
+    --decode_hparams=beam_size=1,batch_size=1 \
     --decode_to_file="$OUT/$name.greedy1" 2>/dev/null
-  t2t-decoder "${common[@]}" --xla --decode_to_file="$OUT/$name.xla" 2>/dev/null
-  KERAS_BACKEND=jax t2t-decoder "${common[@]}" \
+  have xla || t2t-decoder "${common[@]}" --xla \
+    --decode_to_file="$OUT/$name.xla" 2>/dev/null
+  have jax || KERAS_BACKEND=jax t2t-decoder "${common[@]}" \
     --decode_to_file="$OUT/$name.jax" 2>/dev/null
-  KERAS_BACKEND=jax t2t-decoder "${common[@]}" \
+  have jax_greedy1 || KERAS_BACKEND=jax t2t-decoder "${common[@]}" \
     --decode_hparams=beam_size=1,batch_size=1 \
     --decode_to_file="$OUT/$name.jax_greedy1" 2>/dev/null
   for xla in "" "--xla"; do
+    have "savedmodel${xla:+_xla}" && continue
     export_dir=$(mktemp -d)
     t2t-exporter --problem=translate_synthetic --data_dir="$DATA" \
       --output_dir="$RUN" --checkpoint_path="$RUN/best" \
       --export_dir="$export_dir" --export_version=1 $xla >/dev/null 2>&1
-    t2t-decoder --saved_model_dir="$export_dir/1" $xla \
+    t2t-decoder --saved_model_dir="$export_dir/1" \
       < "$SOURCES" > "$OUT/$name.savedmodel${xla:+_xla}" 2>/dev/null
     rm -rf "$export_dir"
   done
-  python - "$RUN" "$DATA" "$SOURCES" "$OUT/$name.validation" <<'PY'
+  have validation || python - "$RUN" "$DATA" "$SOURCES" \
+    "$OUT/$name.validation" <<'PY'
 import sys
 from t2t_keras.decoding.decoder import Decoder
 from t2t_keras.decoding.options import decode_hparams
@@ -51,3 +57,4 @@ with open(out, "w") as f:
 PY
 done
 ls "$OUT"
+

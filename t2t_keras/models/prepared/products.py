@@ -127,11 +127,12 @@ class StepProducts(incremental.Products):
 
   def attend(self, attention, queries, keys, values, bias, extra_logits,
              extra_values):
-    scaled = queries * ops.cast(1.0 / float(queries.shape[-1]) ** 0.5,
-                                queries.dtype)
-    if not step_attention.fits(scaled, values, False):
+    if not step_attention.fits(queries, values, False):
       return super().attend(attention, queries, keys, values, bias,
                             extra_logits, extra_values)
+    # The layer's scaling (ScaledDotProductAttention), then equation (1).
+    scaled = queries * ops.cast(1.0 / float(queries.shape[-1]) ** 0.5,
+                                queries.dtype)
     return step_attention.attention(scaled, keys, values, bias,
                                     extra_logits, extra_values)[0]
 
