@@ -95,10 +95,10 @@ class HeldMatrices:
 
   def choose(self, rows):
     """The layout a search of ``rows`` rows a step reads on this CPU:
-    "packed", "transposed" or "keras" (``layout_probe``; measured once a
-    process)."""
-    shapes = tuple(sorted({self._shape(key)
-                           for key in self.keys("transposed")}))
+    "packed", "transposed" or "keras" (``layout_probe``, over the shapes of
+    the matrices' parts; measured once a process)."""
+    shapes = tuple(sorted({self._shapes[i] for key in self.keys("transposed")
+                           for i in self._matrices[key][0]}))
     return layout_probe.fastest(shapes, rows, self.packable)
 
   def outside(self, values, layout):
