@@ -76,20 +76,21 @@ def _norm(spec, layer_norm):
 
 
 def _attention(spec, attention, layer_norm, self_attention):
-  q, k, v = (attention._query_dense, attention._key_dense,  # pylint: disable=protected-access
-             attention._value_dense)  # pylint: disable=protected-access
+  maps = attention.projections()
+  q, k, v = maps["query"], maps["key"], maps["value"]
   if self_attention:
     _fused(spec.linear[0], [q, k, v])
   else:
     _fused(spec.linear[0], [q])
     _fused(spec.linear[1], [k, v])
-  _linear(spec.linear[-1], attention._output_dense)  # pylint: disable=protected-access
+  _linear(spec.linear[-1], maps["output"])
   _norm(spec.layer_norm, layer_norm)
 
 
 def _ffn(spec, feed_forward, layer_norm):
-  _linear(spec.linear_0, feed_forward._inner)  # pylint: disable=protected-access
-  _linear(spec.linear_1, feed_forward._outer)  # pylint: disable=protected-access
+  inner, outer = feed_forward.linear_maps()
+  _linear(spec.linear_0, inner)
+  _linear(spec.linear_1, outer)
   _norm(spec.layer_norm, layer_norm)
 
 

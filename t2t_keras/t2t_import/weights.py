@@ -200,7 +200,7 @@ def assign(model, reader, names):
       for attention in ([block.self_attention] + (
           [block.cross_attention] if hasattr(block, "cross_attention")
           else [])):
-        for dense in attention._projections() + (attention._output_dense,):  # pylint: disable=protected-access
+        for dense in attention.projections().values():
           if dense.bias is not None:
             dense.bias.assign(np.zeros(dense.bias.shape, "float32"))
 
