@@ -54,10 +54,16 @@ def test_layers_and_models_read_no_decoding_kernel():
 
 
 def tiny(name, seed):
+  """A small model whose biases are not zero (as trained ones are not)."""
   import keras  # pylint: disable=g-import-not-at-top
   keras.utils.set_random_seed(seed)
-  return t2t_keras.build_model(f"{name}_tiny", vocab_size=VOCAB, model=name,
-                               hparams_overrides=SMALL)
+  model = t2t_keras.build_model(f"{name}_tiny", vocab_size=VOCAB, model=name,
+                                hparams_overrides=SMALL)
+  rng = np.random.RandomState(seed)
+  for weight in model.weights:
+    if weight.path.endswith("bias"):
+      weight.assign(rng.normal(0, 0.5, weight.shape).astype("float32"))
+  return model
 
 
 def ids(seed, batch, length):
@@ -91,13 +97,15 @@ def stepped(model, inputs, targets, hypotheses=None):
   return traced(tf.constant(inputs), tf.constant(targets))
 
 
-@pytest.mark.parametrize("name", ["transformer", "transformer_relative",
-                                  "transformer_rotary"])
-@pytest.mark.parametrize("fixed", [False, True])
+@pytest.mark.parametrize("name,fixed", [
+    ("transformer", False), ("transformer", True),
+    ("transformer_relative", True), ("transformer_rotary", True)])
 def test_the_prepared_model_steps_as_the_model(name, fixed, monkeypatch):
   """With the kernels on, at one sentence (the one-row products) and at
   three, greedy's and beam's readings: the model's own logits, and a cache
-  of keys and values only."""
+  of keys and values only. Fixed weights (stored W^T and stacks) for each
+  variant; without them (W^T a batch, three products) the products do not
+  depend on the variant's hooks."""
   monkeypatch.setenv("T2T_KERAS_KERNELS", "1")
   model = tiny(name, 1)
   prepared = prepare_for_decoding(model, fixed_weights=fixed)
