@@ -142,10 +142,9 @@ class PreparedModel:
     stacked = {layer: value for (kind, layer), value in stored.items()
                if kind == "stacked"}
 
-    def products_for(one):
-      return products_lib.StepProducts(softmax, stacked, one)
-
-    return Decoding(self.model, products_for, hypotheses)
+    made = {one: products_lib.StepProducts(softmax, stacked, one)
+            for one in (True, False)}   # once a batch, outside the loop
+    return Decoding(self.model, made.get, hypotheses)
 
 
 def prepare_for_decoding(model, fixed_weights=False, held=None):

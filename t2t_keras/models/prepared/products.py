@@ -108,7 +108,9 @@ class StepProducts(incremental.Products):
 
   def __init__(self, softmax, stacked, one_row):
     self._softmax = softmax
-    self._stacked = stacked
+    # Each stack's [b^Q b^K b^V] read once a batch, not at every step.
+    self._stacked = {layer: (kernel, stacked_bias(layer))
+                     for layer, kernel in stacked.items()}
     self._one_row = one_row
 
   def dense(self, layer):
@@ -119,10 +121,9 @@ class StepProducts(incremental.Products):
     return lambda x: finish(layer, one_row_kernel.product(x, kernel, True))
 
   def stacked(self, attention):
-    kernel = self._stacked.get(attention)
-    if kernel is None:
+    if attention not in self._stacked:
       return None
-    bias = stacked_bias(attention)
+    kernel, bias = self._stacked[attention]
     return lambda x: one_row_kernel.product(x, kernel, self._one_row) + bias
 
   def attend(self, attention, queries, keys, values, bias, extra_logits,
