@@ -22,8 +22,9 @@ from t2t_keras import registry  # pylint: disable=g-import-not-at-top,wrong-impo
 from t2t_keras.training.strategy import make_strategy  # pylint: disable=g-import-not-at-top,wrong-import-position
 from t2t_keras.training.trainer import Trainer  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-HPARAMS = ("hidden_size=32,filter_size=64,layer_prepostprocess_dropout=0.0,"
-           "label_smoothing=0.1,optimizer=sgd,learning_rate=2000.0")
+HPARAMS = ("hidden_size=32,filter_size=64,num_hidden_layers=1,"
+           "layer_prepostprocess_dropout=0.0,label_smoothing=0.1,"
+           "optimizer=sgd,learning_rate=2000.0")
 
 
 def batch(rng, rows, source_length, target_length, vocab=20):

@@ -20,6 +20,11 @@ worker pays that once.
 - A command's ``sys.executable`` is a ``python`` beside SOCKET that runs
   through the server too, so that the benchmarks' and recipes' own
   ``sys.executable -m t2t_keras.bin...`` commands start the same way.
+- The child is the client's process as a fresh one would be: its
+  standard streams (a closed one closed), its limit on file sizes, its
+  ignored signals; the termination signals the client gets (SIGTERM,
+  SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2) are passed on to the command.
+  Only its pid differs.
 - The client runs a fresh ``python ARGS`` instead where the server cannot
   stand in: without a server (``T2T_TEST_PREFORK`` unset, or
   ``T2T_TEST_PREFORK=off`` to run the suite in fresh processes), where an
@@ -50,6 +55,12 @@ PREIMPORT = ("t2t_keras.bin.quiet_tensorflow", "keras",
              "t2t_keras.export.run", "t2t_keras.data.datagen",
              "t2t_keras.analysis", "t2t_keras.metrics", "sentencepiece",
              "sacrebleu")
+
+
+# Passed on from the client to its command; ignored in the command where
+# the client started with them ignored (a script's `cmd &`, nohup).
+FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT,
+             signal.SIGUSR1, signal.SIGUSR2)
 
 
 def write_shim(path, *args):
@@ -100,19 +111,51 @@ def _run_python(argv):
     return 1
 
 
+def _client_state():
+  """What of this process a command must inherit: which standard streams
+  are open, its file-size limit, the forwarded signals it ignores."""
+  import resource  # pylint: disable=g-import-not-at-top
+  opened = []
+  for fd in (0, 1, 2):
+    try:
+      os.fstat(fd)
+      opened.append(fd)
+    except OSError:
+      pass
+  return {"streams": opened,
+          "fsize": resource.getrlimit(resource.RLIMIT_FSIZE),
+          "ignored": [int(s) for s in FORWARDED
+                      if signal.getsignal(s) == signal.SIG_IGN]}
+
+
 def _become_command(request, fds):
-  """In the command's process: its file descriptors, directory and
-  environment, fresh standard streams, then the command; never returns."""
+  """In the command's process: its file descriptors, directory,
+  environment, file-size limit and signal dispositions, fresh standard
+  streams (None for a closed one, as Python gives), then the command;
+  never returns."""
   import atexit  # pylint: disable=g-import-not-at-top
   import io  # pylint: disable=g-import-not-at-top
-  for target, fd in enumerate(fds):
-    os.dup2(fd, target)
-    os.close(fd)
+  import resource  # pylint: disable=g-import-not-at-top
+  given = dict(zip(request["streams"], fds))
+  for target in (0, 1, 2):
+    if target in given:
+      os.dup2(given[target], target)
+      os.close(given[target])
+    else:
+      os.close(target)
   os.chdir(request["cwd"])
   os.environ.clear()
   os.environ.update(request["env"])
+  resource.setrlimit(resource.RLIMIT_FSIZE, tuple(request["fsize"]))
+  for signum in FORWARDED:
+    signal.signal(signum, signal.SIG_IGN if signum in request["ignored"] else
+                  signal.default_int_handler if signum == signal.SIGINT else
+                  signal.SIG_DFL)
   streams = []
   for fd, old in ((0, sys.stdin), (1, sys.stdout), (2, sys.stderr)):
+    if fd not in given:
+      streams.append(None)
+      continue
     raw = io.FileIO(fd, "r" if fd == 0 else "w", closefd=False)
     buffered = io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)
     streams.append(io.TextIOWrapper(
@@ -124,16 +167,17 @@ def _become_command(request, fds):
   code = _run_python(request["argv"])
   try:
     atexit._run_exitfuncs()  # pylint: disable=protected-access
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+      if stream is not None:
+        stream.flush()
   finally:
     os._exit(code if 0 <= code < 256 else 1)  # pylint: disable=protected-access
 
 
 def _handle(connection, server_start, python):
   """In a process forked for one request: answers ``fresh``, or forks the
-  command and reports how it ended (``exit N``); kills it if the client
-  goes away first. Never returns."""
+  command, tells its pid (``pid N``) and how it ended (``exit N``); kills
+  it if the client goes away first. Never returns."""
   message, fds, _, _ = socket.recv_fds(connection, 1 << 20, 3)
   request = dict(json.loads(message.decode("utf-8")), python=python)
   if _runs_fresh(request, server_start):
@@ -146,6 +190,7 @@ def _handle(connection, server_start, python):
     _become_command(request, fds)
   for fd in fds:
     os.close(fd)
+  connection.sendall(f"pid {pid}\n".encode())
   ended = os.pidfd_open(pid)
   readable, _, _ = select.select([connection, ended], [], [])
   if ended not in readable:   # the client hung up (killed): so is it
@@ -192,22 +237,28 @@ def client(argv):
   path = os.environ.get(SOCKET_VARIABLE, "off")
   if path == "off" or not os.path.exists(path):
     _fresh(argv)
+  state = _client_state()   # before the socket takes a closed stream's fd
   connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
   try:
     connection.connect(path)
   except OSError:
     _fresh(argv)
-  request = {"argv": argv, "env": dict(os.environ), "cwd": os.getcwd()}
+  request = dict(state, argv=argv, env=dict(os.environ),
+                 cwd=os.getcwd())
   socket.send_fds(connection, [json.dumps(request).encode("utf-8")],
-                  [0, 1, 2])
-  answer = b""
-  while not answer.endswith(b"\n"):
-    part = connection.recv(64)
-    if not part:
-      sys.exit("prefork: the server ended before the command did")
-    answer += part
+                  request["streams"])
+  replies = connection.makefile("rb")
+  answer = replies.readline()
   if answer == b"fresh\n":
     _fresh(argv)
+  if answer.startswith(b"pid "):
+    pid = int(answer.split()[1])
+    for signum in FORWARDED:
+      if signum not in request["ignored"]:
+        signal.signal(signum, lambda s, _: os.kill(pid, s))
+    answer = replies.readline()
+  if not answer.startswith(b"exit "):
+    sys.exit("prefork: the server ended before the command did")
   code = int(answer.split()[1])
   if code < 0:
     signal.signal(-code, signal.SIG_DFL)

@@ -8,7 +8,6 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import time
 import types
 
@@ -30,6 +29,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 SGD = ("hidden_size=32,filter_size=64,layer_prepostprocess_dropout=0.0,"
        "optimizer=sgd,learning_rate=2000.0")
+# The clusters' model: one layer (a trace of it costs about two thirds of
+# two layers'; the workers' agreement is the point, not the depth).
+CLUSTER = ("hidden_size=32,filter_size=64,num_hidden_layers=1,"
+           "batch_size=320,max_length=16")
 
 
 def test_two_replicas_equal_one_replica_on_the_same_global_batch():
@@ -287,14 +290,12 @@ def free_port():
     return s.getsockname()[1]
 
 
-def start_workers(out, tasks, steps, *extra, fresh=(), own=None):
+def start_workers(out, tasks, steps, *extra, own=None):
   """t2t-trainer processes for a cluster on 127.0.0.1 with ``tasks`` (e.g.
   [("chief", 0), ("worker", 0)]), each training copy_sequence into ``out``
-  (a folder, or a list: one for each task). The tasks whose places are in
-  ``fresh`` run in a process of their own (a signal sent to a prefork
-  client would not reach the command); ``own``: {place: [flags]} given to
-  that task alone, after the others (the last of a flag given twice
-  counts)."""
+  (a folder, or a list: one for each task); ``own``: {place: [flags]}
+  given to that task alone, after the others (the last of a flag given
+  twice counts)."""
   outs = [out] * len(tasks) if isinstance(out, str) else list(out)
   ports = iter([free_port() for _ in tasks])
   cluster = {}
@@ -303,16 +304,15 @@ def start_workers(out, tasks, steps, *extra, fresh=(), own=None):
   processes = []
   for place, ((kind, index), out) in enumerate(zip(tasks, outs)):
     # Through the prefork server (tests/prefork.py): killing a process
-    # kills the trainer it runs.
+    # kills the trainer it runs; a signal sent to it reaches the trainer.
     worker_env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     worker_env["TF_CONFIG"] = json.dumps(
         {"cluster": cluster, "task": {"type": kind, "index": index}})
-    start = (lambda *a: [sys.executable, *a]) if place in fresh else python
     processes.append(subprocess.Popen(
-        start("-m", "t2t_keras.bin.t2t_trainer", "--problem=copy_sequence",
+        python("-m", "t2t_keras.bin.t2t_trainer", "--problem=copy_sequence",
                "--hparams_set=transformer_tiny",
-               "--hparams=hidden_size=32,filter_size=64,batch_size=320,"
-               "max_length=16", f"--train_steps={steps}", "--eval_steps=2",
+               f"--hparams={CLUSTER}", f"--train_steps={steps}",
+               "--eval_steps=2",
                f"--output_dir={out}", *extra, *(own or {}).get(place, ())),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
         env=worker_env))
@@ -357,8 +357,7 @@ def test_chief_and_worker_train_with_one_chief(trained_run, tmp_path):
       out, [("chief", 0), ("worker", 0)], 8, "--save_checkpoints_steps=2",
       "--local_eval_frequency=2", "--eval_bleu", "--eval_bleu_lines=25",
       "--problem=translate_synthetic", f"--data_dir={trained_run[0]}",
-      "--hparams=hidden_size=32,filter_size=64,batch_size=320,max_length=16,"
-      "learning_rate=0.0",
+      f"--hparams={CLUSTER},learning_rate=0.0",
       # The workers agree on the clock after every update.
       "--train_minutes=60", own={0: ["--early_stopping_patience=1"]}))
   scores = set()
@@ -434,7 +433,7 @@ def test_a_signal_to_one_worker_stops_both_and_a_worker_without_the_folder(
   tasks = [("chief", 0), ("worker", 0)]
   processes = start_workers(out, tasks, 100000, "--save_checkpoints_secs=2",
                             "--save_checkpoints_steps=100000",
-                            "--train_minutes=600", fresh=(1,))
+                            "--train_minutes=600")
   deadline = time.time() + 300
   while time.time() < deadline and not tf.train.latest_checkpoint(out):
     assert processes[0].poll() is None, processes[0].communicate()[1][-3000:]
@@ -456,8 +455,7 @@ def test_a_signal_to_one_worker_stops_both_and_a_worker_without_the_folder(
   elsewhere = str(tmp_path / "elsewhere")
   outputs = finish(start_workers(
       [out, elsewhere], tasks, step + 4, "--noeval_bleu", own={1: [
-          "--hparams=hidden_size=32,filter_size=64,batch_size=320,"
-          "max_length=16,activation_dtype=bfloat16"]}))
+          f"--hparams={CLUSTER},activation_dtype=bfloat16"]}))
   for code, stdout, stderr in outputs:
     assert code == 0, stderr[-3000:]
     assert "worker 1 of the 2 did not restore the chief's state (step " \
@@ -475,8 +473,7 @@ def test_a_signal_to_one_worker_stops_both_and_a_worker_without_the_folder(
   logs = []
   train(RunConfig("copy_sequence", "transformer_tiny", out,
                   train_steps=step + 6, eval_steps=2, eval_bleu=False,
-                  hparams_overrides="hidden_size=32,filter_size=64,"
-                  "batch_size=320,max_length=16"), log=logs.append)
+                  hparams_overrides=CLUSTER), log=logs.append)
   assert any(f"ckpt-{step + 4} was saved by 2 input pipeline(s) and this "
              "run has 1" in line and "new order" in line for line in logs), \
       logs
@@ -602,10 +599,9 @@ def test_two_workers_stop_together_on_a_nan_and_on_the_time_limit(tmp_path):
   line; the time limit (its seconds voted on the updates' all-reduce)
   stops both after the same update."""
   tasks = [("chief", 0), ("worker", 0)]
-  base = "hidden_size=32,filter_size=64,batch_size=320,max_length=16"
   outputs = finish(start_workers(
       str(tmp_path / "nan"), tasks, 50, "--save_checkpoints_steps=1",
-      f"--hparams={base},learning_rate_schedule=constant,"
+      f"--hparams={CLUSTER},learning_rate_schedule=constant,"
       "learning_rate=1e30"))
   steps = set()
   for code, _, stderr in outputs:

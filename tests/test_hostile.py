@@ -17,18 +17,23 @@ from commands import REPO, python, t2t_command as command
 from test_faults import _one_line_error
 
 
-def _start(name, *args):
-  """A fresh ``python -m t2t_keras.bin.<name>`` (signals go to it, not to a
-  prefork client), stdout and stderr to files."""
-  env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+def _start(name, *args, fresh=True):
+  """``python -m t2t_keras.bin.<name>``, stdout and stderr piped: a fresh
+  process in a user's environment (TensorFlow's own logging not
+  silenced), or (``fresh`` false) through the prefork server, which passes
+  the signals on to it."""
+  env = dict(os.environ)
+  if fresh:
+    env.pop("TF_CPP_MIN_LOG_LEVEL", None)
   # SIGINT and SIGHUP as a terminal gives them: a suite started in the
   # background (`cmd &` in a script) passes SIGINT on ignored, one under
   # nohup SIGHUP, and a command then keeps ignoring it, as it should.
   def defaults():
     for signum in (signal.SIGINT, signal.SIGHUP):
       signal.signal(signum, signal.SIG_DFL)
-  return subprocess.Popen([sys.executable, "-m", f"t2t_keras.bin.{name}",
-                           *args], cwd=REPO, env=env, text=True,
+  argv = ["-m", f"t2t_keras.bin.{name}", *args]
+  return subprocess.Popen([sys.executable, *argv] if fresh else python(*argv),
+                          cwd=REPO, env=env, text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           preexec_fn=defaults)
 
@@ -56,7 +61,10 @@ def test_trainer_saves_and_says_where_it_resumes(tmp_path, signum):
           "--hparams=hidden_size=32,filter_size=64,num_hidden_layers=1,"
           "batch_size=320,max_length=16", f"--output_dir={out}",
           "--local_eval_frequency=5", "--save_checkpoints_secs=0"]
-  trainer = _start("t2t_trainer", *args, "--train_steps=100000")
+  # SIGTERM's run in a fresh process; the others through the prefork
+  # server (the signal passed on), as the handling is the same.
+  trainer = _start("t2t_trainer", *args, "--train_steps=100000",
+                   fresh=signum == signal.SIGTERM)
   _wait_for(trainer, trainer.stdout, "step 10/")
   trainer.send_signal(signum)
   stdout, stderr = trainer.communicate(timeout=240)
@@ -110,7 +118,8 @@ def test_decoder_stopped_leaves_the_old_output(trained_run, sources,
   target.write_text("what the user had\n", encoding="utf-8")
   decoder = _start("t2t_decoder", *_decoder_args(trained_run),
                    f"--decode_from_file={sources}",
-                   f"--decode_to_file={target}", "--window_lines=64")
+                   f"--decode_to_file={target}", "--window_lines=64",
+                   fresh=signum == signal.SIGTERM)
   _wait_for(decoder, decoder.stderr, "decoding with")
   time.sleep(1)
   decoder.send_signal(signum)
@@ -424,8 +433,8 @@ def _limited(limit, name, *args):
 
   def cap():
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-  return subprocess.run([sys.executable, "-m", f"t2t_keras.bin.{name}",
-                         *args], cwd=REPO, capture_output=True, text=True,
+  return subprocess.run(python("-m", f"t2t_keras.bin.{name}", *args),
+                        cwd=REPO, capture_output=True, text=True,
                         preexec_fn=cap, timeout=600, check=False)
 
 
@@ -454,8 +463,8 @@ def test_a_full_disk_under_the_decoder_and_datagen(trained_run, tmp_path):
 def test_a_flag_absl_cannot_read_is_one_line():
   for flag, text in (("--train_steps=abc", "flag --train_steps=abc"),
                      ("--train_step=4", "Did you mean: train_steps")):
-    done = subprocess.run([sys.executable, "-m", "t2t_keras.bin.t2t_trainer",
-                           flag], cwd=REPO, capture_output=True, text=True,
+    done = subprocess.run(python("-m", "t2t_keras.bin.t2t_trainer", flag),
+                          cwd=REPO, capture_output=True, text=True,
                           timeout=300, check=False)
     _one_line_error(done, text)
 
@@ -493,7 +502,7 @@ def test_the_decoder_is_a_well_behaved_filter(trained_run, sources):
   for closed, said in ((1, "output"), (0, "input")):
     with open(sources, "rb") as source:
       done = subprocess.run(
-          [sys.executable, "-m", "t2t_keras.bin.t2t_decoder", *args],
+          python("-m", "t2t_keras.bin.t2t_decoder", *args),
           stdin=source, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
           cwd=REPO, timeout=240, check=False,
           env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),

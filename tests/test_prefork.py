@@ -79,3 +79,53 @@ def test_a_commands_own_python_runs_through_the_server():
           f"'-c', {IMPORTED!r}], capture_output=True, text=True).stdout, "
           "end='')")
   assert _run("-c", code).stdout == "True\n"
+
+
+def test_signals_reach_the_command_and_ignored_ones_stay_ignored(tmp_path):
+  """SIGTERM and SIGINT sent to the client reach the command's handlers;
+  a signal the client started ignoring is ignored by the command too."""
+  ready = tmp_path / "ready"
+  code = ("import os, signal, sys, time\n"
+          "signal.signal(signal.SIGTERM, lambda *_: sys.exit(7))\n"
+          "print(signal.getsignal(signal.SIGHUP) == signal.SIG_IGN, "
+          "flush=True)\n"
+          f"open({str(ready)!r}, 'w').close()\n"
+          "try:\n  time.sleep(120)\nexcept KeyboardInterrupt:\n  sys.exit(5)\n")
+
+  def started(signum, ignore=()):
+    ready.unlink(missing_ok=True)
+
+    def ignoring():
+      for s in ignore:
+        signal.signal(s, signal.SIG_IGN)
+    client = subprocess.Popen(python("-c", code), stdout=subprocess.PIPE,
+                              text=True, preexec_fn=ignoring)
+    deadline = time.time() + 60
+    while not ready.exists():
+      assert time.time() < deadline and client.poll() is None
+      time.sleep(0.02)
+    client.send_signal(signum)
+    return client.communicate(timeout=60)[0], client.returncode
+
+  assert started(signal.SIGTERM) == ("False\n", 7)
+  assert started(signal.SIGINT) == ("False\n", 5)
+  assert started(signal.SIGTERM, ignore=[signal.SIGHUP]) == ("True\n", 7)
+
+
+def test_closed_streams_and_the_file_size_limit(tmp_path):
+  """A stream the client has closed is None in the command, as in a fresh
+  python; the client's file-size limit holds in the command."""
+  import resource  # pylint: disable=g-import-not-at-top
+  code = ("import sys; print(sys.stdout is None, file=sys.stderr); "
+          f"f = open({str(tmp_path / 'big')!r}, 'wb', buffering=0); "
+          "[f.write(b'x' * 2048) for _ in range(3)]")
+
+  def limited():
+    os.close(1)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+  done = subprocess.run(python("-c", code), stderr=subprocess.PIPE,
+                        text=True, timeout=120, check=False,
+                        preexec_fn=limited)
+  assert done.stderr.splitlines()[0] == "True", done.stderr
+  assert "File too large" in done.stderr, done.stderr
+  assert done.returncode == 1

@@ -71,16 +71,17 @@ def ids(seed, batch, length):
       2, VOCAB, size=(batch, length)).astype("int32")
 
 
-def stepped(model, inputs, targets, hypotheses=None):
-  """Logits [batch, length, vocab] of ``model``'s contract stepped over
-  ``targets`` (the prepared model's, read for ``hypotheses``, where
-  given), in one tf.function of unknown batch; and the last cache."""
+def stepper(model, length, hypotheses=None):
+  """A tf.function (inputs [batch, source length], targets [batch,
+  ``length``]) -> (logits [batch, length, vocab], the last cache):
+  ``model``'s contract stepped over the targets (the prepared model's,
+  read for ``hypotheses``, where given), for any batch."""
 
   def run(inputs, targets):
     def steps(decoding):
       cache = decoding.init_cache(decoding.encode(inputs), 12)
       found, previous = [], tf.zeros_like(targets[:, 0])
-      for t in range(targets.shape[1]):
+      for t in range(length):
         logits, cache = decoding.decode_step(previous, t, cache)
         found.append(logits)
         previous = targets[:, t]
@@ -91,9 +92,14 @@ def stepped(model, inputs, targets, hypotheses=None):
     with model.reading(hypotheses) as decoding:
       return steps(decoding)
 
-  traced = tf.function(run, autograph=False, input_signature=[
+  return tf.function(run, autograph=False, input_signature=[
       tf.TensorSpec([None, None], tf.int32),
-      tf.TensorSpec([None, targets.shape[1]], tf.int32)])
+      tf.TensorSpec([None, length], tf.int32)])
+
+
+def stepped(model, inputs, targets, hypotheses=None):
+  """``stepper``'s logits and cache for these ids, traced for them."""
+  traced = stepper(model, targets.shape[1], hypotheses)
   return traced(tf.constant(inputs), tf.constant(targets))
 
 
@@ -111,10 +117,14 @@ def test_the_prepared_model_steps_as_the_model(name, fixed, monkeypatch):
   prepared = prepare_for_decoding(model, fixed_weights=fixed)
   assert len(prepared.variables()) == (
       1 + model.config.num_decoder_layers if fixed else 0)
+  # Each traced once, for any batch (one sentence takes the one-row
+  # branch of the same program).
+  own = stepper(model, 5)
+  readings = {h: stepper(prepared, 5, h) for h in (1, 4)}
   for batch, hypotheses in ((1, 1), (3, 1), (3, 4)):
     inputs, targets = ids(2, batch, 6), ids(3, batch, 5)
-    want, _ = stepped(model, inputs, targets)
-    got, cache = stepped(prepared, inputs, targets, hypotheses)
+    want, _ = own(inputs, targets)
+    got, cache = readings[hypotheses](inputs, targets)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4,
                                atol=1e-4)
   assert set(cache) == {"layers", "memory_bias"}
