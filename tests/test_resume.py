@@ -23,7 +23,7 @@ from t2t_keras.io.outputs import alive
 from t2t_keras.training.run_lock import LOCK_FILE
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-STEPS, EVERY = 60, 10
+STEPS, EVERY = 30, 5
 
 
 def command(data, out, replicas=1):

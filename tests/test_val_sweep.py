@@ -103,7 +103,7 @@ def test_a_toy_sweep_trains_and_scores_on_jax(tmp_path):
   env = dict(os.environ, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu")
   result = subprocess.run(
       [sys.executable, SCRIPT, "run", f"--data={tmp_path / 'toy.npz'}",
-       f"--configs={tmp_path / 'sweep.txt'}", "--steps=40", "--evals=5",
+       f"--configs={tmp_path / 'sweep.txt'}", "--steps=20", "--evals=5",
        "--snapshot_every=5", "--parallel=2", f"--out_dir={tmp_path}"],
       capture_output=True, text=True, env=env, timeout=900, check=False)
   assert result.returncode == 0, result.stdout + result.stderr
@@ -111,6 +111,6 @@ def test_a_toy_sweep_trains_and_scores_on_jax(tmp_path):
   assert not [r for r in rows if "error" in r], rows
   for name in ("a", "b"):
     first, last = [r for r in rows if r["name"] == name]
-    assert (first["step"], last["step"]) == (5, 40)
+    assert (first["step"], last["step"]) == (5, 20)
     assert last["dev_loss"] < first["dev_loss"]
   assert "| a | learning_rate_warmup_steps=10" in result.stdout
