@@ -4,9 +4,6 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-# XLA's LLVM backend unoptimized: the same programs (the tests compare ids
-# and strings, never speeds), compiled in less time.
-os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0")
 if os.environ.get("PYTEST_XDIST_WORKER"):
   # Under pytest -n N each worker (and every command a test starts, which
   # inherits this) runs an op on one thread, so N workers share N cores
