@@ -139,11 +139,11 @@ class PreparedModel:
     if self._held is not None:
       held = products_lib.HeldProducts(self._held, softmax)
       return Decoding(self.model, lambda one: held, hypotheses)
-    stacked = {layer: value for (kind, layer), value in stored.items()
-               if kind == "stacked"}
-
+    # Each stack and its [b^Q b^K b^V] once a batch, outside the loop.
+    stacked = {layer: (value, products_lib.stacked_bias(layer))
+               for (kind, layer), value in stored.items() if kind == "stacked"}
     made = {one: products_lib.StepProducts(softmax, stacked, one)
-            for one in (True, False)}   # once a batch, outside the loop
+            for one in (True, False)}
     return Decoding(self.model, made.get, hypotheses)
 
 

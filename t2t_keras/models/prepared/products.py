@@ -102,15 +102,14 @@ class StepProducts(incremental.Products):
 
   Args:
     softmax: {embedding layer: W^T [d_model, vocab]} read once a batch.
-    stacked: {self-attention layer: [W^Q W^K W^V]}.
+    stacked: {self-attention layer: ([W^Q W^K W^V], [b^Q b^K b^V])} read
+      once a batch (``stacked_bias``), shared by both branches.
     one_row: the step's batch has one row (``kernels.one_row``'s branch).
   """
 
   def __init__(self, softmax, stacked, one_row):
     self._softmax = softmax
-    # Each stack's [b^Q b^K b^V] read once a batch, not at every step.
-    self._stacked = {layer: (kernel, stacked_bias(layer))
-                     for layer, kernel in stacked.items()}
+    self._stacked = stacked
     self._one_row = one_row
 
   def dense(self, layer):
