@@ -1,11 +1,10 @@
 """``t2t_import``: the data of a run imported from tensor2tensor
 (``t2t-import``). Its --data_dir holds the run's SubwordTextEncoder
-vocabulary and ``t2t_import.json``, which says where tensor2tensor's
+vocabulary (or one a side) and ``t2t_import.json``, which says where tensor2tensor's
 TFRecord shards are; training and dev read those shards as they are
 (``inputs``/``targets`` int64 lists ending in EOS)."""
 
 import glob
-import json
 import os
 
 from t2t_keras import registry
@@ -13,6 +12,9 @@ from t2t_keras.data import pipeline
 from t2t_keras.data.problem import Problem
 from t2t_keras.data.t2t_subword import T2TSubwordVocab
 from t2t_keras.errors import MissingFileError, UserError
+from t2t_keras.io import json_files
+
+NONE = type(None)
 
 # What t2t-import writes into the data dir beside the vocabulary.
 RECORD = "t2t_import.json"
@@ -23,11 +25,14 @@ _SPLITS = {"train": "train", "dev": "dev", "test": "test"}
 
 @registry.register_problem("t2t_import")
 class T2TImport(Problem):
-  """Text to text with the imported run's vocabulary on both sides."""
+  """Text to text with the imported run's vocabulary on both sides, or
+  its source and target vocabularies (``target_vocab`` in the record)."""
 
   validation_bleu = True
-  # tensor2tensor's decoder let outputs run to the input's length + 100.
-  decode_defaults = {"extra_length": 100}
+  # tensor2tensor's decoder let outputs run to the input's length (EOS
+  # included) + 100 tokens, unfinished at the limit; here the limit counts
+  # the EOS forced there, so one more gives tensor2tensor's tokens.
+  decode_defaults = {"extra_length": 101}
 
   def _record(self, data_dir):
     if not data_dir:
@@ -38,16 +43,29 @@ class T2TImport(Problem):
       raise MissingFileError(
           f"{path} does not exist: --problem=t2t_import reads the --data_dir "
           "that t2t-import wrote")
-    with open(path, encoding="utf-8") as f:
-      return json.load(f)
+    remedy = "run t2t-import again into a new --data_dir"
+    record = json_files.load(path, {"vocab": str, "imported_from": str},
+                             remedy)
+    for key, kind in (("target_vocab", str), ("shard_name", (str, NONE)),
+                      ("t2t_data_dir", (str, NONE)), ("reverse", bool)):
+      if key in record:
+        json_files.check(path, repr(key), record[key], kind, remedy)
+    return record
 
   def vocab(self, data_dir):
+    return self.input_vocab(data_dir)
+
+  def input_vocab(self, data_dir):
     record = self._record(data_dir)
     return T2TSubwordVocab.load(os.path.join(data_dir, record["vocab"]))
 
+  def target_vocab(self, data_dir):
+    record = self._record(data_dir)
+    return T2TSubwordVocab.load(os.path.join(
+        data_dir, record.get("target_vocab", record["vocab"])))
+
   def vocab_sizes(self, data_dir):
-    size = self.vocab(data_dir).size
-    return size, size
+    return self.input_vocab(data_dir).size, self.target_vocab(data_dir).size
 
   def generate_data(self, data_dir, tmp_dir=None, raw_dir=None,
                     raw_prefixes=None, byte_budget=None, log=None):

@@ -5,7 +5,9 @@ tensor2tensor's own environment (make_env.sh):
 
 OUT gets, all made by tensor2tensor 1.15.7:
   data/        the problem's vocabulary, one training shard and the dev shard
-  tiny/, base_v1/, relative/   each run's flags.txt, hparams.json, its newest
+  data_separate/  the same of translate_ende_multi30k_separate (a
+               vocabulary a side: vocab.*.subwords.en and .de)
+  tiny/, base_v1/, relative/, separate/   each run's flags.txt, hparams.json, its newest
                checkpoint with the model's variables and global_step (the
                Adam slots are left out: they triple the size), and its
                greedy and beam-4 decodes of val20.en
@@ -67,7 +69,15 @@ def main():
                f"{PROBLEM}-dev-00000-of-00001"):
     shutil.copy(os.path.join(work, "data", name), os.path.join(out, "data"))
   shutil.copy(os.path.join(work, "val20.en"), out)
-  for run in ("tiny", "base_v1", "relative"):
+  separate = "translate_ende_multi30k_separate"
+  os.makedirs(os.path.join(out, "data_separate"), exist_ok=True)
+  for name in (f"vocab.{separate}.1024.subwords.en",
+               f"vocab.{separate}.1024.subwords.de",
+               f"{separate}-train-00000-of-00010",
+               f"{separate}-dev-00000-of-00001"):
+    shutil.copy(os.path.join(work, "data_separate", name),
+                os.path.join(out, "data_separate"))
+  for run in ("tiny", "base_v1", "relative", "separate"):
     folder = os.path.join(out, run)
     shutil.rmtree(folder, ignore_errors=True)   # no older checkpoint left
     os.makedirs(folder)

@@ -6,6 +6,7 @@ any other exception is a bug and keeps its traceback.
 ``--output_dir`` is a training run's directory in every command (t2t-trainer
 writes it, the others read it), as in tensor2tensor."""
 
+import errno
 import os
 import signal
 import sys
@@ -195,6 +196,10 @@ def standard_streams():
                                         "or give --decode_to_file)")
 
 
+# The errnos of a write that found no room.
+STREAM_FULL = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+
+
 def reader_gone():
   """Standard output's reader went away (``| head -1``): the command ends as
   a filter does on SIGPIPE, exit 141 and nothing said. Its stdout then
@@ -256,6 +261,14 @@ def run(main, tensorflow=True, modes=None, backends=("tensorflow",)):
         return 2
       if isinstance(e, OSError) and e.filename is not None:  # a named file
         print(f"error: {e.filename}: {e.strerror}", file=sys.stderr)
+        return 2
+      if isinstance(e, OSError) and e.errno in STREAM_FULL:
+        # Standard output on a full device (> /dev/full, a full disk):
+        # said once; Python's own flush at exit then finds /dev/null.
+        print(f"error: could not write standard output: {e.strerror} (the "
+              "disk is full, or a file-size limit was reached)",
+              file=sys.stderr)
+        reader_gone()
         return 2
       raise
 

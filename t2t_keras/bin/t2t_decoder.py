@@ -2,6 +2,7 @@
 given translations by forced decoding (--score_file)."""
 
 import contextlib
+import os
 import sys
 
 from absl import app
@@ -12,6 +13,7 @@ from t2t_keras.bin import modes
 # Imported for its side effect: it defines the decoding flags.
 from t2t_keras.bin import decode_flags  # noqa: F401  # pylint: disable=unused-import
 from t2t_keras.decode_defaults import COMPUTE_TYPES, DEFAULT_WINDOW
+from t2t_keras.io import outputs, resume
 
 FLAGS = flags.FLAGS
 common.define(xla=False)
@@ -106,7 +108,6 @@ def main():
   if FLAGS.decode_split and not FLAGS.decode_to_file:
     raise app.UsageError("--decode_split needs --decode_to_file (its "
                          "sources and references are written beside it)")
-  from t2t_keras.io import outputs  # pylint: disable=g-import-not-at-top
   from t2t_keras.decoding import run  # pylint: disable=g-import-not-at-top
   from t2t_keras.decoding.scoring import paired_lines, tsv_pairs  # pylint: disable=g-import-not-at-top
   from t2t_keras.io.lines import LineReader  # pylint: disable=g-import-not-at-top
@@ -132,30 +133,72 @@ def main():
                  activation_dtype=FLAGS.activation_dtype,
                  window=FLAGS.window_lines)
   # Inputs are opened first; the outputs are written under temporary names
-  # and take their own only when every line is done.
+  # and take their own only when every line is done. A decode of a file
+  # into a file goes on where a stopped or killed one left off.
   with contextlib.ExitStack() as stack:
     opened = [stack.enter_context(open(p, "rb")) if p else None
               for p in paths]
     source = LineReader(opened[0] or sys.stdin.buffer, paths[0] or "stdin")
-    target = (stack.enter_context(outputs.output_file(FLAGS.decode_to_file))
-              if FLAGS.decode_to_file else sys.stdout.buffer)
+    prefixes = LineReader(opened[1], paths[1]) if opened[1] else None
+    after_window = alignments = None
+    if FLAGS.score_file or not resume.can_resume(inputs, FLAGS.decode_to_file):
+      target = (stack.enter_context(outputs.output_file(FLAGS.decode_to_file))
+                if FLAGS.decode_to_file else sys.stdout.buffer)
+      alignments = (stack.enter_context(outputs.output_file(
+          FLAGS.alignment_file)) if FLAGS.alignment_file else None)
+    else:
+      going = stack.enter_context(resume.resumable(
+          [p for p in (FLAGS.decode_to_file, FLAGS.alignment_file) if p],
+          _resume_key(inputs)))
+      target, alignments = (going.streams + [None])[:2]
+      after_window = going.window_done
+      _skip(going.done, source, prefixes)
     if FLAGS.score_file:
       pairs = (paired_lines(source, LineReader(opened[1], paths[1]))
                if opened[1] else tsv_pairs(source))
       run.score(FLAGS.problem, FLAGS.output_dir, FLAGS.data_dir, pairs,
                 target, **options)
       return 0
-    prefixes = LineReader(opened[1], paths[1]) if opened[1] else None
-    alignments = (stack.enter_context(outputs.output_file(
-        FLAGS.alignment_file)) if FLAGS.alignment_file else None)
     run.decode(FLAGS.problem, FLAGS.output_dir, FLAGS.data_dir, source,
                target, saved_model_dir=FLAGS.saved_model_dir,
                prefixes=prefixes, alignments=alignments,
                ct2_model_dir=FLAGS.ct2_model_dir,
                ct2_compute_type=FLAGS.ct2_compute_type,
                whole_word_prefixes=not FLAGS.decode_prefix_partial,
-               xla=FLAGS.xla, **options)
+               xla=FLAGS.xla, after_window=after_window, **options)
   return 0
+
+
+# What shapes a decode's output, besides its input and model files: a rerun
+# with any of them changed starts over rather than going on.
+SHAPING = ("problem", "data_dir", "output_dir", "checkpoint_path",
+           "hparams_set", "model", "activation_dtype", "decode_hparams",
+           "window_lines", "saved_model_dir", "ct2_model_dir",
+           "ct2_compute_type", "decode_split", "decode_prefix_partial",
+           "alignment_file", "xla")
+
+
+def _resume_key(inputs):
+  settings = {name: FLAGS[name].value for name in SHAPING}
+  settings["env"] = {k: os.environ.get(k) for k in (
+      "KERAS_BACKEND", "T2T_KERAS_KERNELS")}
+  return resume.run_key(
+      settings, inputs=[inputs, FLAGS.decode_prefix_file],
+      models=[FLAGS.output_dir, FLAGS.checkpoint_path, FLAGS.saved_model_dir,
+              FLAGS.ct2_model_dir])
+
+
+def _skip(lines, *readers):
+  """Reads past the first ``lines`` lines of each reader (those an earlier
+  run decoded)."""
+  if not lines:
+    return
+  for reader in readers:
+    if reader is not None:
+      for _ in zip(range(lines), reader):
+        pass
+  print(f"going on after line {lines:,}, where a stopped run of the same "
+        "command left off", file=sys.stderr, flush=True)
 
 
 def run():

@@ -27,7 +27,14 @@ flags.DEFINE_string("t2t_data_dir", None, "The run's tensor2tensor "
 flags.DEFINE_string("checkpoint_path", None, "A checkpoint of the run to "
                     "import instead of its newest.")
 flags.DEFINE_string("vocab_file", None, "The run's vocabulary, where "
-                    "--t2t_data_dir holds several.")
+                    "--t2t_data_dir holds several (with --target_vocab_file:"
+                    " the source side's).")
+flags.DEFINE_string("target_vocab_file", None, "The target side's "
+                    "vocabulary of a run with one a side (tensor2tensor's "
+                    "vocab.NAME.subwords.LANG), where t2t-import cannot tell "
+                    "the sides apart by the embeddings' sizes.")
+flags.DEFINE_string("t2t_problem", None, "The run's tensor2tensor problem "
+                    "(its --problem), for a run folder without flags.txt.")
 flags.DEFINE_integer("target_space_id", 0, "The problem's target_space_id "
                      "(tensor2tensor's translation problems: 0, GENERIC); "
                      "its row of target_space_embedding is added to every "
@@ -36,7 +43,8 @@ flags.DEFINE_integer("target_space_id", 0, "The problem's target_space_id "
 MODES = modes.Modes("t2t-import", exclusive=(
     modes.Mode("importing a run", frozenset({
         "t2t_output_dir", "t2t_data_dir", "output_dir", "data_dir",
-        "checkpoint_path", "vocab_file", "target_space_id"})),))
+        "checkpoint_path", "vocab_file", "target_vocab_file",
+        "t2t_problem", "target_space_id"})),))
 
 
 def main():
@@ -46,7 +54,8 @@ def main():
   from t2t_keras.t2t_import.importer import import_run, overrides  # pylint: disable=g-import-not-at-top
   import_run(FLAGS.t2t_output_dir, FLAGS.t2t_data_dir, FLAGS.output_dir,
              FLAGS.data_dir, FLAGS.checkpoint_path, FLAGS.target_space_id,
-             FLAGS.vocab_file)
+             FLAGS.vocab_file, target_vocab_file=FLAGS.target_vocab_file,
+             problem=FLAGS.t2t_problem)
   run, data = shlex.quote(FLAGS.output_dir), shlex.quote(FLAGS.data_dir)
   common_flags = f"--problem=t2t_import --data_dir={data} --output_dir={run}"
   print("decode:   t2t-decoder " + common_flags + " < source.txt\n"

@@ -8,6 +8,7 @@ from t2t_keras.data.sources import parse_prefixes
 from t2t_keras.data.text_problem import DEFAULT_BYTE_BUDGET
 from t2t_keras.errors import UserError
 from t2t_keras.io.logs import log_line
+from t2t_keras.io.staging import StagedFiles
 
 
 def generate(problem_name, data_dir, tmp_dir=None, raw_dir=None,
@@ -19,22 +20,45 @@ def generate(problem_name, data_dir, tmp_dir=None, raw_dir=None,
     raw_dir: local files instead of a download (see ``data.sources``).
     raw_prefixes: "train=PATH,dev=PATH,test=PATH" file prefixes in raw_dir.
     byte_budget: bytes of each language's training text for the vocabulary.
-    overwrite: first remove what an earlier datagen wrote for this problem
-      in ``data_dir`` (made from other files), and make it all again.
+    overwrite: make all of the problem's data again (from other files) in
+      a staging folder inside ``data_dir``, and only when it is whole and
+      checked swap it in for what an earlier datagen wrote
+      (``io.staging``); a stopped or killed run leaves the old data, or
+      the new, which the next run of datagen finishes swapping in.
     **options: problem options (source_lang, target_lang, vocab_size,
       vocab_model_type, bpe_dropout, bpe_dropout_copies, lowercase); None
       values keep the problem's defaults.
   """
   problem = registry.problem(problem_name).configure(**options)
   tmp_dir = tmp_dir or os.path.join(tempfile.gettempdir(), "t2t_datagen")
-  if overwrite and os.path.isdir(data_dir):
-    if not hasattr(problem, "remove_data"):
-      raise UserError(f"--overwrite: problem {problem.name} writes no data "
-                      "of its own to remove")
-    removed = problem.remove_data(data_dir)
-    log(f"--overwrite: removed the {removed} file(s) an earlier t2t-datagen "
-        f"wrote for {problem.name} in {data_dir}")
-  problem.generate_data(data_dir, tmp_dir=tmp_dir, raw_dir=raw_dir,
-                        raw_prefixes=parse_prefixes(raw_prefixes),
-                        byte_budget=byte_budget, log=log)
+  prefixes = parse_prefixes(raw_prefixes)
+  if overwrite and not hasattr(problem, "data_names"):
+    raise UserError(f"--overwrite: problem {problem.name} writes no data "
+                    "of its own to remove")
+  swap = (StagedFiles(data_dir, f"overwrite-{problem.data_name}")
+          if hasattr(problem, "data_names") and os.path.isdir(data_dir)
+          else None)
+  if swap is not None and swap.recover() == "finished":
+    log(f"finished the swap of new data into {data_dir} that a stopped "
+        "t2t-datagen --overwrite had begun")
+  if not (overwrite and swap is not None):
+    problem.generate_data(data_dir, tmp_dir=tmp_dir, raw_dir=raw_dir,
+                          raw_prefixes=prefixes, byte_budget=byte_budget,
+                          log=log)
+    return problem
+  # The new data is made and checked beside the old, which goes only when
+  # the new is whole: a refusal, a failure or a kill leaves the old data.
+  stage = swap.begin()
+  try:
+    problem.generate_data(stage, tmp_dir=tmp_dir, raw_dir=raw_dir,
+                          raw_prefixes=prefixes, byte_budget=byte_budget,
+                          log=log)
+    problem.check_generated(stage)
+  except BaseException:
+    swap.abort()
+    raise
+  old = problem.data_names(data_dir)
+  new = swap.commit(old)
+  log(f"--overwrite: {len(new)} new file(s) in {data_dir} replace the "
+      f"{len(old)} an earlier t2t-datagen wrote for {problem.name}")
   return problem

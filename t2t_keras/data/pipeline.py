@@ -18,11 +18,13 @@ _PARSE_SPEC = {k: tf.io.VarLenFeature(tf.int64) for k in FEATURES}
 
 
 def encode_example(inputs, targets):
-  """Serialized tf.train.Example of two int lists (t2t's record format)."""
+  """Serialized tf.train.Example of two int lists (t2t's record format),
+  its map of features in a fixed order: the same data makes the same bytes
+  in every process."""
   feature = {k: tf.train.Feature(int64_list=tf.train.Int64List(value=v))
              for k, v in (("inputs", inputs), ("targets", targets))}
   return tf.train.Example(features=tf.train.Features(
-      feature=feature)).SerializeToString()
+      feature=feature)).SerializeToString(deterministic=True)
 
 
 @tf.autograph.experimental.do_not_convert

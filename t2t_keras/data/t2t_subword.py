@@ -127,6 +127,14 @@ def read_subtokens(path):
     if len(s) >= 2 and s[0] == s[-1] and s[0] in "'\"":
       s = s[1:-1]
     subtokens.append(s)
+  seen = {}
+  for number, subtoken in enumerate(subtokens, 1):
+    if subtoken in seen:
+      raise UserError(f"{path} is damaged: line {number} repeats the "
+                      f"subtoken {subtoken!r} of line {seen[subtoken]} (a "
+                      "vocabulary holds each subtoken once; ids after it "
+                      "would shift)")
+    seen[subtoken] = number
   if tuple(subtokens[:2]) != RESERVED:
     raise UserError(f"{path} is not a tensor2tensor subword vocabulary: its "
                     f"first lines are {subtokens[:2]!r}, expected "

@@ -14,7 +14,6 @@ import collections
 import glob
 import itertools
 import os
-import shutil
 
 from t2t_keras.data import mixture, pipeline, raw_record, sampled, shards
 from t2t_keras.data.corpus import CorpusError, SkipCounter
@@ -23,6 +22,8 @@ from t2t_keras.data.sources import LocalFiles, Mixture, REQUIRED_SPLITS
 from t2t_keras.data.vocab import SubwordVocab
 from t2t_keras.errors import MissingFileError, UserError
 from t2t_keras.ids import EOS_ID
+from t2t_keras.io import staging
+from t2t_keras.io.files import remove_tree
 from t2t_keras.io.logs import log_line
 
 DEFAULT_BYTE_BUDGET = 1_000_000
@@ -109,12 +110,24 @@ class Text2TextProblem(Problem):
     """The vocabulary datagen wrote in ``data_dir`` (whatever its size)."""
     if not data_dir:
       raise UserError(f"problem {self.name} needs --data_dir")
+    self.check_no_swap(data_dir)
     found = sorted(glob.glob(os.path.join(
         data_dir, f"vocab.{self.data_name}.*.model")))
     if len(found) > 1:
       raise UserError(f"several vocabularies for {self.data_name} in "
                        f"{data_dir}: {', '.join(found)}; keep one")
     return SubwordVocab.load(found[0] if found else self.vocab_path(data_dir))
+
+  def check_no_swap(self, data_dir):
+    """An error if a stopped ``t2t-datagen --overwrite`` was swapping new
+    data in for this problem's (the files are half old, half new)."""
+    for stage in staging.pending(data_dir):
+      if os.path.basename(stage).startswith(
+          f".overwrite-{self.data_name}."):
+        raise CorpusError(
+            f"{data_dir} holds {self.data_name}'s new data half swapped in "
+            "by a stopped t2t-datagen --overwrite; run t2t-datagen "
+            f"--problem={self.name} --data_dir={data_dir} to finish it")
 
   def vocab_sizes(self, data_dir):
     size = self.vocab(data_dir).size
@@ -259,7 +272,7 @@ class Text2TextProblem(Problem):
       # Made by this run and holding no vocabulary or shard: removed whole.
       if made and all(name.endswith(".shards.json")
                       for name in os.listdir(data_dir)):
-        shutil.rmtree(data_dir, ignore_errors=True)
+        remove_tree(data_dir)
       raise
 
   def _write_data(self, source, data_dir, splits, wanted, raw_now,
@@ -376,17 +389,25 @@ class Text2TextProblem(Problem):
       return super().count_longer(split, data_dir, max_length)
     return counts
 
-  def remove_data(self, data_dir):
-    """Removes what datagen wrote for this problem in ``data_dir`` (its
-    vocabulary, shards and records: every file named after it), for
-    ``t2t-datagen --overwrite``; returns how many files went."""
+  def data_names(self, data_dir):
+    """The names of what datagen wrote for this problem in ``data_dir``
+    (its vocabulary, shards and records: every file named after it), which
+    ``t2t-datagen --overwrite`` replaces."""
     names = glob.glob(os.path.join(glob.escape(data_dir),
                                    f"{self.data_name}[-.]*"))
     names += glob.glob(os.path.join(glob.escape(data_dir),
                                     f"vocab.{self.data_name}.*"))
-    for name in names:
-      os.remove(name)
-    return len(names)
+    return sorted({os.path.basename(n) for n in names})
+
+  def check_generated(self, data_dir):
+    """An error unless ``data_dir`` holds the vocabulary and every
+    required split (after ``generate_data``)."""
+    missing = [s for s in REQUIRED_SPLITS if not self.split_done(data_dir, s)]
+    if not os.path.exists(self.vocab_path(data_dir)):
+      missing.insert(0, "the vocabulary")
+    if missing:
+      raise CorpusError(f"the new data of {self.name} lacks "
+                        f"{', '.join(missing)}; the old data is kept")
 
   def data_files(self, data_dir):
     """Every TFRecord shard of this problem in ``data_dir``."""
@@ -394,6 +415,7 @@ class Text2TextProblem(Problem):
         data_dir, f"{self.data_name}-*-of-*")) if not f.endswith(".partial")]
 
   def _records(self, data_dir, split, seed, input_context):
+    self.check_no_swap(data_dir)
     files = sorted(glob.glob(os.path.join(
         data_dir, f"{self.data_name}-{split}-*-of-*")))
     files = [f for f in files if not f.endswith(".partial")]

@@ -84,7 +84,8 @@ def decode(problem_name, model_dir, data_dir, source, target,
            model_name=None, saved_model_dir=None, ct2_model_dir=None,
            ct2_compute_type="float32", activation_dtype=None,
            window=DEFAULT_WINDOW, prefixes=None, alignments=None,
-           whole_word_prefixes=True, xla=False, log=_to_stderr):
+           whole_word_prefixes=True, xla=False, after_window=None,
+           log=_to_stderr):
   """Decodes the lines of ``source`` (a ``lines.LineReader``) into the
   binary stream ``target`` with the run in ``model_dir`` (computing in
   ``activation_dtype``, default: as it trained), the SavedModel in
@@ -98,8 +99,9 @@ def decode(problem_name, model_dir, data_dir, source, target,
   under ``KERAS_BACKEND=jax`` a checkpoint decodes through
   ``jax_decoder.JaxDecoder`` (its programs kept: ``keep_jax_programs``);
   ``alignments``, a binary stream for each output's word alignment
-  (Pharaoh format, ``decoding.alignments``). Returns the number of lines
-  written."""
+  (Pharaoh format, ``decoding.alignments``); ``after_window(n)``, called
+  after each window of ``n`` lines is written (``io.resume``). Returns the
+  number of lines written."""
   if alignments is not None and (saved_model_dir or ct2_model_dir):
     raise UserError("word alignments come from a checkpoint's attention, "
                     "not from an export")
@@ -115,7 +117,7 @@ def decode(problem_name, model_dir, data_dir, source, target,
         whole_words=whole_word_prefixes)
     log(f"decoding with the SavedModel {saved_model_dir}")
     return decode_stream(decoder, source, target, window, log=log,
-                         prefixes=prefixes)
+                         prefixes=prefixes, after_window=after_window)
   if ct2_model_dir:
     postprocess = (
         registry.problem(problem_name).for_data(data_dir).postprocess
@@ -124,7 +126,8 @@ def decode(problem_name, model_dir, data_dir, source, target,
                          postprocess=postprocess)
     log(f"decoding with the CTranslate2 model {ct2_model_dir} "
         f"({ct2_compute_type}): {describe(decoder.hparams)}")
-    return decode_stream(decoder, source, target, window, log=log)
+    return decode_stream(decoder, source, target, window, log=log,
+                         after_window=after_window)
   jax = keras.backend.backend() == "jax"
   if jax and (xla or alignments is not None):
     raise UserError("under KERAS_BACKEND=jax every search is compiled by "
@@ -160,4 +163,4 @@ def decode(problem_name, model_dir, data_dir, source, target,
       + (", on JAX (jax.jit)" if jax else ""))
   return decode_stream(decoder, source, target, window, log=log,
                        prefixes=prefixes, aligner=aligner,
-                       alignments=alignments)
+                       alignments=alignments, after_window=after_window)

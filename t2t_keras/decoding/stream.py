@@ -37,13 +37,15 @@ def format_output(output):
 
 def decode_stream(decoder, reader, target, window=DEFAULT_WINDOW,
                   log=log_line, progress_seconds=3.0, prefixes=None,
-                  aligner=None, alignments=None):
+                  aligner=None, alignments=None, after_window=None):
   """Decodes the lines of ``reader`` (a ``lines.LineReader``) into the
   binary stream ``target``, ``window`` lines at a time; ``prefixes``, a
   LineReader of one target prefix per input line ("" for none), forces
   each output's beginning. With an ``aligner`` (``alignments.Aligner``),
   each output's word alignment is written to the binary stream
-  ``alignments``, one line per input line.
+  ``alignments``, one line per input line. ``after_window(n)`` is called
+  once a window of ``n`` lines is written and flushed (``io.resume``
+  records it).
 
   Each window's outputs are written with one write and flushed, so a killed
   run leaves only complete lines. Progress goes to ``log`` at most every
@@ -82,6 +84,8 @@ def decode_stream(decoder, reader, target, window=DEFAULT_WINDOW,
                        .encode("utf-8"))
       alignments.flush()
     written += len(outputs)
+    if after_window is not None:
+      after_window(len(outputs))
   seconds = time.time() - start
   log(f"decoded {written:,} line(s) in {seconds:.1f} s "
       f"({written / max(seconds, 1e-9):.1f} sentences/s)")

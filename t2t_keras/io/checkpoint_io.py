@@ -9,7 +9,8 @@ Here those become a ``UserError`` naming the file and what to do, and:
 * ``restore``: restores, or raises ``UnreadableCheckpoint`` (no extra read
   when the checkpoint is good);
 * ``reads``: reads every tensor of a checkpoint without touching a model
-  (for choosing a fallback);
+  (for choosing a fallback); ``check_whole``: that, with every data shard
+  the names promise, or one line naming what is missing or cut;
 * ``newest_readable``: the newest checkpoint of a directory that reads;
 * ``deleted_by_trainer``: whether one that stopped reading was a running
   trainer's to delete (no longer listed), or is damaged;
@@ -83,6 +84,35 @@ def reads(path):
   except READ_ERRORS as e:
     return reason(e)
   return None
+
+
+def missing_shards(path):
+  """The data files of the checkpoint ``path`` that its names say must be
+  there and are not (``PREFIX.data-0000K-of-0000N`` for every K < N, N
+  from any one found; none found: the first)."""
+  found = glob.glob(glob.escape(path) + ".data-*-of-*")
+  counts = {name.rsplit("-of-", 1)[1] for name in found}
+  total = max((int(c) for c in counts if c.isdigit()), default=1)
+  width = max((len(c) for c in counts), default=5)
+  wanted = [f"{path}.data-{k:0{width}d}-of-{total:0{width}d}"
+            for k in range(total)]
+  return [name for name in wanted if name not in found]
+
+
+def check_whole(path, what="checkpoint"):
+  """A ``UserError`` naming the file unless the checkpoint ``path`` is
+  whole: its index, every data shard it names, and every tensor read
+  back (a shard cut short, or damaged, fails its checksum)."""
+  if not os.path.isfile(path + ".index"):
+    raise UnreadableCheckpoint(path, f"{path}.index is missing")
+  missing = missing_shards(path)
+  if missing:
+    raise UnreadableCheckpoint(path, f"its data file {missing[0]} is "
+                               "missing")
+  why = reads(path)
+  if why is not None:
+    raise UnreadableCheckpoint(path, f"a data file is cut short or damaged: "
+                               f"{why}")
 
 
 def _state(directory):

@@ -7,15 +7,21 @@ leaves the file the user had before. While it writes, ``<path>.lock``
 names its process, so that a second command writing the same file is
 refused (a lock whose process is gone is taken over). ``output_dir(path)``
 does the same for a directory (a SavedModel version), which must not exist.
-``check_outputs`` refuses an output that is also an input.
+``check_outputs`` refuses an output that is also an input. A special
+file (a device such as /dev/null, a FIFO, a socket, /dev/stdout on a pipe
+or terminal) is written into as a shell's ``>`` would, never replaced.
+A temporary name left by a killed command is removed by the next command
+that writes the same file.
 """
 
 import contextlib
 import errno
+import glob
 import os
-import shutil
+import sys
 
 from t2t_keras.errors import ExistingFileError, UserError
+from t2t_keras.io import files
 
 
 def alive(pid):
@@ -50,7 +56,7 @@ def check_outputs(outputs, inputs):
 
 
 @contextlib.contextmanager
-def _locked(path):
+def locked(path):
   lock = path + ".lock"
   mine = str(os.getpid())
   for _ in range(2):
@@ -89,16 +95,32 @@ def _partial(path):
   return os.path.join(folder, f".{name}.{os.getpid()}.partial")
 
 
+def sweep_partials(path):
+  """Removes the temporary names beside ``path`` that commands no longer
+  running left (``.NAME.PID.partial``: a SIGKILL gives no time to)."""
+  folder, name = os.path.split(os.path.abspath(path))
+  for left in glob.glob(os.path.join(glob.escape(folder),
+                                     f".{glob.escape(name)}.*.partial")):
+    pid = left[:-len(".partial")].rsplit(".", 1)[-1]
+    if pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)):
+      files.remove_tree(left)
+
+
 @contextlib.contextmanager
 def output_file(path, mode="wb", **options):
   """Yields a file object open on a temporary name beside ``path``
   (``open``'s ``mode`` and ``options``); renames it to ``path`` when the
   block ends cleanly, removes it otherwise. A ``path`` that is a symbolic
   link is written at its target (the link stays a link)."""
+  if files.special(path):
+    with _into_special(path, mode, **options) as f:
+      yield f
+    return
   if os.path.islink(path):
     path = os.path.realpath(path)
   partial = _partial(path)
-  with _locked(path):
+  with locked(path):
+    sweep_partials(path)
     f = open(partial, mode, **options)  # pylint: disable=consider-using-with
     try:
       try:
@@ -117,16 +139,57 @@ def output_file(path, mode="wb", **options):
         os.remove(partial)
 
 
-def write_failed(path, error):
+def write_failed(path, error, into=False):
   """The one-line ``UserError`` for ``error`` (an OSError) while writing
   ``path`` through a temporary name: what happened, and that ``path`` is
-  as it was."""
+  as it was (``into``: a stream written into, of which that is not
+  said)."""
   full = error.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+  tail = "" if into else (f"; {path} is left as it was" if
+                          os.path.exists(path) else "; nothing was written")
   return UserError(
       f"could not write {path}: {error.strerror or error}" +
       (" (the disk is full, or a file-size limit was reached)" if full else "")
-      + (f"; {path} is left as it was" if os.path.exists(path) else
-         "; nothing was written"))
+      + tail)
+
+
+STANDARD = {"/dev/stdout": 1, "/dev/stderr": 2, "/proc/self/fd/1": 1,
+            "/proc/self/fd/2": 2}
+
+
+@contextlib.contextmanager
+def _into_special(path, mode, **options):
+  """A special file written into: the command's own standard output or
+  error where ``path`` names it (a pipe reopened by name would be another
+  reader's), else ``path`` opened as it is; a write that fails (a full
+  device, a closed pipe) is one line."""
+  fd = STANDARD.get(os.path.normpath(path))
+  if fd is not None:
+    opened = open(os.dup(fd), mode, **options)  # pylint: disable=consider-using-with
+  else:
+    try:
+      opened = open(path, mode, **options)  # pylint: disable=consider-using-with
+    except OSError as e:
+      raise UserError(f"cannot write into {path}: {e.strerror or e}") from None
+  try:
+    with opened as f:
+      yield f
+      f.flush()
+  except OSError as e:
+    if isinstance(e, UserError) or e.filename not in (None, path):
+      raise
+    raise write_failed(path, e, into=True) from None
+
+
+def flush_stdout():
+  """Flushes standard output; a full device or a closed pipe there is one
+  line, not a traceback at exit."""
+  try:
+    sys.stdout.flush()
+  except (OSError, ValueError) as e:
+    if isinstance(e, ValueError):   # closed by the caller: nothing to flush
+      return
+    raise write_failed("standard output", e, into=True) from None
 
 
 @contextlib.contextmanager
@@ -139,10 +202,11 @@ def output_dir(path):
     raise ExistingFileError(f"{path} exists; nothing was written")
   os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
   partial = _partial(path)
-  with _locked(path):
+  with locked(path):
+    sweep_partials(path)
     try:
       os.makedirs(partial)
       yield partial
       os.rename(partial, path)
     finally:
-      shutil.rmtree(partial, ignore_errors=True)
+      files.remove_tree(partial)

@@ -98,6 +98,10 @@ def map_hparams(t2t, target_space_id, notes):
   for theirs, ours in _CARRIED.items():
     if theirs in t2t and t2t[theirs] is not None:
       hparams.set_hparam(ours, t2t[theirs])
+  if not t2t.get("max_length") and t2t.get("batch_size"):
+    # tensor2tensor's max_length 0: "use batch_size" (its examples may be
+    # as long as a whole batch of tokens).
+    hparams.max_length = int(t2t["batch_size"])
   heads = t2t["num_heads"]
   if t2t.get("attention_key_channels"):
     hparams.attention_key_size = t2t["attention_key_channels"] // heads
