@@ -26,6 +26,7 @@ from t2t_keras.parsing.inorder_constraint import InOrderTreeConstraint
 from t2t_keras.parsing.tree_constraint import (WORD_START, TreeConstraint,
                                                 first_pieces)
 from t2t_keras.ids import EOS_ID
+from t2t_keras.io import files
 from t2t_keras.io.logs import log_line
 from t2t_keras.parsing import evalb
 
@@ -295,9 +296,8 @@ class ParsingWsj(Text2TextProblem):
                                   log_every, name)
     if split in ("dev", "test") and name is None:
       path = self.gold_path(data_dir, split)
-      with open(path + ".partial", "w", encoding="utf-8") as f:
-        f.writelines(trees.to_string(t) + "\n" for t in source.trees(split))
-      os.replace(path + ".partial", path)
+      files.write_text(path, "".join(trees.to_string(t) + "\n"
+                                     for t in source.trees(split)))
     return skipped
 
   def gold_path(self, data_dir, split):

@@ -19,7 +19,7 @@ from t2t_keras.errors import UserError
 from t2t_keras.models.builder import load_model_from_dir
 from t2t_keras.training.config import CheckpointPolicy
 from t2t_keras.training.run import RunConfig, train
-from t2t_keras.training.run_lock import LOCK_FILE, RunLock
+from t2t_keras.io.run_lock import LOCK_FILE, RunLock
 
 # Installed by --t2t_usr_dir: every checkpoint save after the first
 # ``FULL_AFTER`` fails as on a full disk, leaving a partial directory.

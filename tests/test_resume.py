@@ -20,7 +20,7 @@ import tensorflow as tf
 
 from commands import python
 from t2t_keras.io.outputs import alive
-from t2t_keras.training.run_lock import LOCK_FILE
+from t2t_keras.io.run_lock import LOCK_FILE
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS, EVERY = 30, 5

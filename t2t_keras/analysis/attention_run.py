@@ -13,6 +13,7 @@ from t2t_keras.analysis.pictures import write_heatmaps
 from t2t_keras.data.vocab_check import check_run_vocab
 from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.errors import UserError
+from t2t_keras.io import files
 from t2t_keras.models.builder import load_model_from_dir
 
 PAGE = "attention.html"
@@ -49,8 +50,8 @@ def attention_pictures(problem_name, model_dir, data_dir, sources, out_dir,
         f"pictures in {os.path.join(out_dir, f'sentence_{k + 1}')}")
     all_maps.append(maps)
   page = os.path.join(out_dir, PAGE)
-  with open(page, "w", encoding="utf-8") as f:
-    f.write(render_page(all_maps, title=f"Attention: {problem_name}, "
-                        f"{os.path.basename(path)}"))
+  files.write_text(page, render_page(
+      all_maps, title=f"Attention: {problem_name}, "
+      f"{os.path.basename(path)}"))
   log(f"page: {page}")
   return page

@@ -15,7 +15,6 @@ directory, holds::
 """
 
 import collections
-import contextlib
 import json
 import os
 import time
@@ -23,6 +22,7 @@ import time
 import tensorflow as tf
 
 from t2t_keras.io import json_files
+from t2t_keras.io import files
 from t2t_keras.data import pipeline
 from t2t_keras.data.corpus import CorpusError
 from t2t_keras.errors import UserError
@@ -101,7 +101,7 @@ def write_split(examples, final, split, data_dir, log=log_line,
     _remove(partial)
     return 0, lengths
   for p, f in zip(partial, final):
-    os.replace(p, f)
+    files.replace(p, f)
   return count, lengths
 
 
@@ -142,5 +142,4 @@ def check_sizes(path, files):
 
 def _remove(paths):
   for p in paths:
-    with contextlib.suppress(FileNotFoundError):
-      os.remove(p)
+    files.remove(p)

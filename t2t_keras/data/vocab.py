@@ -19,6 +19,7 @@ import tempfile
 
 from t2t_keras.errors import MissingFileError, UserError
 from t2t_keras.ids import EOS_ID, PAD_ID
+from t2t_keras.io import files
 from t2t_keras.io.logs import native_stderr_silenced
 from t2t_keras.io.outputs import output_file
 
@@ -228,5 +229,4 @@ def _write_lowercase_rules(path):
     lower = char.lower()
     if lower != char:
       rows.append(f"{code:X}\t" + " ".join(f"{ord(c):X}" for c in lower))
-  with open(path, "w", encoding="ascii") as f:
-    f.write("\n".join(rows) + "\n")
+  files.write_text(path, "\n".join(rows) + "\n")

@@ -15,7 +15,6 @@ CTranslate2 cannot express is refused with one line.
 
 import json
 import os
-import shutil
 
 import numpy as np
 
@@ -23,6 +22,8 @@ from t2t_keras.data.vocab import UNK_ID
 from t2t_keras.decoding import ct2
 from t2t_keras.errors import UserError
 from t2t_keras.ids import EOS_ID, PAD_ID
+from t2t_keras.io import files
+from t2t_keras.io.staging import StagedFolder
 from t2t_keras.layers.positional_encoding import sinusoid
 from t2t_keras.layers.residual import LAYER_NORM_EPSILON
 from t2t_keras.layers.tensor2tensor import T2TTimingSignal, timing_signal
@@ -193,21 +194,20 @@ def export_ctranslate2(model, vocabs, hparams, target):
                     "pip install -e \".[ct2]\"") from None
   pieces = [v.pieces(range(v.size)) for v in vocabs]
   # Written beside the target, then moved in: never half an export.
-  partial = target.rstrip(os.sep) + ".partial"
-  shutil.rmtree(partial, ignore_errors=True)
+  staged = StagedFolder(target.rstrip(os.sep))
+  partial = staged.stage
   try:
-    os.makedirs(partial)
+    staged.begin()
     save_model(model, pieces[0], pieces[1], hparams, partial)
     for vocab, name in zip(vocabs, ct2.vocab_files(vocabs)):
       vocab.save(os.path.join(partial, name))
-    with open(os.path.join(partial, ct2.SETTINGS_FILE), "w",
-              encoding="utf-8") as f:
-      json.dump({"decode_hparams": hparams.values()}, f, indent=1)
+    files.write_text(os.path.join(partial, ct2.SETTINGS_FILE), json.dumps(
+        {"decode_hparams": hparams.values()}, indent=1))
   except OSError as e:
-    shutil.rmtree(partial, ignore_errors=True)
+    staged.abort()
     raise UserError(f"could not write the CTranslate2 model {partial} "
                     f"({e.strerror or e}); nothing was exported") from None
-  if os.path.exists(target):
-    shutil.rmtree(target)
-  os.replace(partial, target)
-  return target
+  except BaseException:
+    staged.abort()
+    raise
+  return staged.commit(replace=True)

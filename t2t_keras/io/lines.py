@@ -68,7 +68,10 @@ class LineReader:
     the stream does not end with one); a live stream is read by
     ``os.read`` into this reader's own buffer, so ``ready`` sees it."""
     if self._live is None:
-      yield from self.stream         # binary streams split on b"\n" only
+      # Binary streams split on b"\n" only. Not ``yield from``: a reader
+      # left half-read (lines skipped on a resume) would close the stream.
+      for line in self.stream:
+        yield line
       return
     while True:
       end = self._newline()

@@ -116,9 +116,18 @@ class StagedFolder:
   def abort(self):
     files.remove_tree(self.stage)
 
-  def commit(self):
+  def commit(self, replace=False):
+    """Renames the staged folder to ``path``; ``replace``: an existing
+    ``path`` (an earlier export) is moved aside first and removed after."""
+    aside = None
     if os.path.isdir(self.path) and not os.listdir(self.path):
       os.rmdir(self.path)
+    elif replace and os.path.lexists(self.path):
+      aside = self.stage + ".old"
+      files.remove_tree(aside)
+      files.replace(self.path, aside)
     files.replace(self.stage, self.path)
+    if aside:
+      files.remove_tree(aside)
     return self.path
 

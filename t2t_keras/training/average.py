@@ -6,6 +6,7 @@ import os
 import tensorflow as tf
 
 from t2t_keras.io import checkpoint_io
+from t2t_keras.io import files
 from t2t_keras.errors import UserError
 from t2t_keras.io.logs import log_line
 from t2t_keras.models.builder import build_model_from_dir
@@ -57,9 +58,8 @@ def save_as_run(model, hparams, model_dir, output_dir, step):
   decoder and exporter load it as a run. Returns the checkpoint's path."""
   os.makedirs(output_dir, exist_ok=True)
   hparams.save(os.path.join(output_dir, "hparams.json"))
-  with open(os.path.join(model_dir, "model.json"), encoding="utf-8") as src, \
-      open(os.path.join(output_dir, "model.json"), "w", encoding="utf-8") as d:
-    d.write(src.read())
+  with open(os.path.join(model_dir, "model.json"), "rb") as src:
+    files.write_atomic(os.path.join(output_dir, "model.json"), src.read())
   manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model),
                                        output_dir, max_to_keep=1)
   return checkpoint_io.save(manager, step)

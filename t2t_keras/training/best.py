@@ -18,6 +18,7 @@ import os
 import tensorflow as tf
 
 from t2t_keras.io import checkpoint_io
+from t2t_keras.io import files
 from t2t_keras.io import json_files
 from t2t_keras.errors import UserError
 from t2t_keras.io.logs import log_line
@@ -107,15 +108,10 @@ class BestKeeper:
              "best_checkpoint": self._manager.latest_checkpoint,
              "evaluations_since_best": self.stale,
              "history": self.history}
-    partial = self.state_path + ".partial"
     try:
       os.makedirs(self.directory, exist_ok=True)
-      with open(partial, "w", encoding="utf-8") as f:
-        json.dump(state, f, indent=1)
-      os.replace(partial, self.state_path)
+      files.write_text(self.state_path, json.dumps(state, indent=1))
     except OSError as e:
-      if os.path.exists(partial):
-        os.remove(partial)
       raise checkpoint_io.SaveFailed(
           f"could not write {self.state_path} ({e.strerror or e}); the "
           "same command resumes once the cause is fixed") from None

@@ -24,11 +24,11 @@ used (``skip``); each said in one line.
 
 import glob
 import os
-import shutil
 
 import tensorflow as tf
 
 from t2t_keras.io import checkpoint_io
+from t2t_keras.io import files
 from t2t_keras.training.strategy import num_workers, worker_index
 
 DATA_DIR = "data"
@@ -133,8 +133,8 @@ class DataPosition:
       tf.train.Checkpoint(iterator=self.feed.iterator).write(path)
     except checkpoint_io.WRITE_ERRORS as e:
       for name in checkpoint_io.files_of(path):
-        os.remove(name)
-      shutil.rmtree(path + "_temp", ignore_errors=True)
+        files.remove(name)
+      files.remove_tree(path + "_temp")
       raise checkpoint_io.save_failed(step, directory, e, latest) from None
 
   def prune(self, keep_steps):
@@ -148,7 +148,7 @@ class DataPosition:
         continue
       if step not in keep_steps:
         for name in checkpoint_io.files_of(prefix):
-          os.remove(name)
+          files.remove(name)
 
   def others(self, step):
     """The numbers of pipelines (sorted) that saved a position at ``step``

@@ -31,7 +31,7 @@ from t2t_keras.training.config import CheckpointPolicy, RunConfig  # noqa: F401 
 from t2t_keras.training.run_checks import (check_model_spec, check_some_fit,
                                            imported_step,
                                            report_long_examples)
-from t2t_keras.training.run_lock import RunLock
+from t2t_keras.io.run_lock import RunLock
 from t2t_keras.training.strategy import (local_devices, make_strategy,
                                          num_workers)
 from t2t_keras.training.workers import (PEER_ERRORS, agree_on_precision,

@@ -16,6 +16,7 @@ import os
 import socket
 
 from t2t_keras.errors import UserError
+from t2t_keras.io import files
 from t2t_keras.io.logs import log_line
 from t2t_keras.io.outputs import alive
 
@@ -71,10 +72,7 @@ class RunLock:
       self.log(f"taking over {self.path}: " + (
           f"its trainer (pid {holder['pid']}) is gone" if holder else
           "it was damaged"))
-      partial = self.path + f".{os.getpid()}"
-      with open(partial, "w", encoding="utf-8") as f:
-        f.write(text)
-      os.replace(partial, self.path)
+      files.write_text(self.path, text)
       _HELD.add(self.path)
       return self
     with os.fdopen(fd, "w", encoding="utf-8") as f:
