@@ -1,7 +1,7 @@
 """Checks the limits the README and docs/ keep, so that they stay reference
 pages a newcomer reads:
 
-- no page over 400 lines, and README.md + docs/*.md at most 1,800 in all;
+- no page over 400 lines, and README.md + docs/*.md at most 1,820 in all;
 - no prose line over 120 characters (fenced code and table rows aside);
 - no sentence about who measured what, or when (``STALE`` phrases);
 - every relative link names a file that exists and, after ``#``, a heading
@@ -19,7 +19,7 @@ import re
 import sys
 
 MAX_PAGE_LINES = 400
-MAX_TOTAL_LINES = 1800
+MAX_TOTAL_LINES = 1820
 MAX_PROSE_CHARS = 120
 # Phrases that date a page or name who did something: a figure belongs to
 # a command and a CPU, not to a session.

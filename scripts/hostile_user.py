@@ -9,7 +9,8 @@ before changed, and no partial output left. Prints a Markdown table.
 It first makes what the cases damage: translate_synthetic's data, a tiny
 run (40 steps) and its SavedModel, about two minutes on 2 cores. Exit
 status 1 if any case fails. The cases are in scripts/hostile_cases.py,
-hostile_settings.py and hostile_inputs.py, built from hostile_steps.py.
+hostile_settings.py, hostile_inputs.py and hostile_transactions.py, built
+from hostile_steps.py.
 """
 
 import argparse
@@ -25,6 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hostile_cases  # noqa: E402  pylint: disable=wrong-import-position
 import hostile_inputs  # noqa: E402  pylint: disable=wrong-import-position
 import hostile_settings  # noqa: E402  pylint: disable=wrong-import-position
+import hostile_transactions  # noqa: E402  pylint: disable=wrong-import-position
 
 TINY = ("hidden_size=32,filter_size=64,num_hidden_layers=1,num_heads=2,"
         "batch_size=1024,learning_rate_warmup_steps=20")
@@ -122,7 +124,8 @@ def main():
   world = make_world(args.work_dir)
   rows, failed = [], 0
   for number, case in enumerate(hostile_cases.CASES + hostile_settings.CASES +
-                                hostile_inputs.CASES, 1):
+                                hostile_inputs.CASES +
+                                hostile_transactions.CASES, 1):
     if args.only not in case["name"]:
       continue
     here = os.path.join(args.work_dir, "cases", f"{number:02d}")

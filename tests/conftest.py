@@ -172,7 +172,8 @@ FAST = ("test_docs", "test_hparams_sets", "test_peak", "test_registry",
         "test_t2t_subword", "test_modes", "test_mixing", "test_weights_once",
         "test_metrics", "test_inputs", "test_step_kernels", "test_transformer",
         "test_rdrop", "test_guided_alignment", "test_training",
-        "test_decoder", "test_beam_search", "test_model_contract")
+        "test_decoder", "test_beam_search", "test_model_contract",
+        "test_write_path")
 
 
 def pytest_configure(config):

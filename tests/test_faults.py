@@ -9,6 +9,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -286,6 +287,16 @@ def test_one_trainer_per_run_directory(trained_run, tmp_path):
     f.write('{"pid": 1, "host": "elsewhere", "started": "2026-01-01"}')
   with pytest.raises(UserError, match="pid 1 on elsewhere"):
     _train(data, out, 10)
+  # The same lock not refreshed for two hours: a lease run out, taken over.
+  stale = time.time() - 7200
+  os.utime(lock, (stale, stale))
+  log = _train(data, out, 5)
+  assert [l for l in log if l.startswith("taking over")] == [
+      f"taking over {lock}: its trainer (pid 1 on elsewhere) has not "
+      "refreshed it for 2:00:00 (more than 10 minutes)"], log
+  assert not os.path.exists(lock)
+  with open(lock, "w", encoding="utf-8") as f:
+    f.write('{"pid": 1, "host": "elsewhere", "started": "2026-01-01"}')
   # A holder that is gone (a finished process): taken over with a note.
   gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                         capture_output=True, text=True, check=True)

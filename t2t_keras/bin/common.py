@@ -283,8 +283,15 @@ def _parse_flags(argv):
   """absl's flag parsing, with a flag it cannot read (``--train_steps=abc``,
   an unknown name, with absl's suggestion) one line and exit code 2."""
   try:
-    return flags.FLAGS(argv)
+    parsed = flags.FLAGS(argv)
   except flags.Error as e:
     said = " ".join(str(e).split())
     print(f"error: {os.path.basename(argv[0])}: {said}", file=sys.stderr)
     sys.exit(2)
+  for name, value in flags.FLAGS.flag_values_dict().items():
+    # absl's bounds let NaN through (every comparison with it is False).
+    if isinstance(value, float) and value != value:
+      print(f"error: {os.path.basename(argv[0])}: --{name}={value} is "
+            "not a number; expected a number", file=sys.stderr)
+      sys.exit(2)
+  return parsed

@@ -45,9 +45,11 @@ flags.DEFINE_boolean("tree_close_labels", None,
                      "(the default); --notree_close_labels: a bare ')' "
                      "(top-down only). Recorded in --data_dir.")
 flags.DEFINE_boolean("overwrite", False,
-                     "Remove what an earlier t2t-datagen wrote for this "
-                     "problem in --data_dir and make it again (a data dir "
-                     "made from other raw files is refused without it).")
+                     "Make this problem's data in --data_dir again (a data "
+                     "dir made from other raw files is refused without "
+                     "it): made and checked in a hidden staging folder, "
+                     "then swapped in for the old, which stays if anything "
+                     "fails or the command is stopped.")
 common.define("vocab_size")
 
 # The flags above: what datagen reads besides --problem and --data_dir.

@@ -67,6 +67,12 @@ def restore(checkpoint, path):
   ``UnreadableCheckpoint``."""
   if not files_of(path):
     raise UnreadableCheckpoint(path, "its files are missing")
+  if not os.path.isfile(path + ".index"):
+    raise UnreadableCheckpoint(path, f"{path}.index is missing")
+  missing = missing_shards(path)
+  if missing:
+    raise UnreadableCheckpoint(path, f"its data file {missing[0]} is "
+                               "missing")
   try:
     return checkpoint.restore(path).expect_partial()
   except READ_ERRORS as e:

@@ -2,6 +2,7 @@
 
 import contextlib
 import os
+import time
 
 import keras
 import tensorflow as tf
@@ -32,6 +33,8 @@ from t2t_keras.training.run_checks import (check_model_spec, check_some_fit,
                                            imported_step,
                                            report_long_examples)
 from t2t_keras.io.run_lock import RunLock
+from t2t_keras.training.agreement import agree_on_settings, settings
+from t2t_keras.training.cluster import Cluster
 from t2t_keras.training.strategy import (local_devices, make_strategy,
                                          num_workers)
 from t2t_keras.training.workers import (PEER_ERRORS, agree_on_precision,
@@ -191,6 +194,8 @@ def _train(config, log):
                     train_data_digest(problem, c.data_dir))
   spec = warm_start_record(spec, c.warm_start_from, c.warm_start_vocab,
                            c.output_dir)
+  if num_workers() > 1:   # every worker trains the chief's model and data
+    agree_on_settings(Cluster(strategy), settings(hparams, spec, c))
   # A warm start's source is checked before the new run writes anything.
   planned = None
   if c.warm_start_from and not (os.path.isdir(c.output_dir) and
@@ -322,8 +327,11 @@ def _train(config, log):
                f"by {trainer.stop_reason} at step {trainer.step}")
         saved = (f"the chief saved {tf.train.latest_checkpoint(c.output_dir)}"
                  if not chief else f"saved {trainer.checkpointer.latest}")
+        took = getattr(trainer, "signalled_at", None)
+        took = ("" if took is None else
+                f" {time.monotonic() - took:.1f} s after the signal")
         raise Interrupted(trainer.interrupted, (
-            f"stopped {why}: {saved}; the same command resumes from it" + (
-                " on every worker" if num_workers() > 1 else "")))
+            f"stopped {why}: {saved}{took}; the same command resumes from it"
+            + (" on every worker" if num_workers() > 1 else "")))
       metrics = evaluation.metrics
     return metrics

@@ -4,8 +4,9 @@ the update in flight ends, the step reached is checkpointed (CheckpointHook
 at the end of ``fit``) and ``fit`` returns with ``trainer.interrupted`` set
 to the signal's number; t2t-trainer then says where the run resumes. On a
 multi-worker run the signalled worker votes to stop (``training.cluster``)
-and every worker stops after the same update, within ``decide_every``
-updates, and saves it together; one signalled node never leaves the others
+and every worker stops after the same update, at most two updates after the
+one in flight when the signal came (the votes of an update are read after
+the next is dispatched), and saves it together; one signalled node never leaves the others
 waiting in a collective. No
 evaluation runs on the way out (a scheduler's grace period is short). A
 second signal acts at once, with the handlers that were there before.
@@ -13,6 +14,7 @@ second signal acts at once, with the handlers that were there before.
 
 import signal
 import threading
+import time
 
 from t2t_keras.training.cluster import ANY
 from t2t_keras.training.hooks import TrainingHook
@@ -36,6 +38,7 @@ class SignalStopHook(TrainingHook):
     """Stops ``trainer`` after this update with one worker; with several,
     votes to stop, and every worker stops at the next shared decision."""
     trainer.interrupted = signum
+    trainer.signalled_at = time.monotonic()
     self.asked = signal.Signals(signum).name
     if trainer.cluster.workers == 1:
       trainer.stop_reason = trainer.stop_reason or self.asked

@@ -244,7 +244,11 @@ class Trainer:
     replicas in one all-reduce and applies the gradients. Returns (the
     summed figures, the global norm of the gradients (unscaled under float16
     loss scaling), the summed votes)."""
-    grads = list(grads)
+    # Dense: an embedding's IndexedSlices would take TensorFlow's
+    # gather-to-one-device path ("Efficient allreduce is not supported for
+    # IndexedSlices"), not the collective the other gradients ride on.
+    grads = [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices)
+             else g for g in grads]
     extra = tf.concat([tf.cast(figures, tf.float32), votes], 0)
     reduced = _all_reduce_sum(grads + [extra])
     grads, extra = reduced[:-1], reduced[-1]
@@ -284,9 +288,16 @@ class Trainer:
     return summed[0] / tf.maximum(tokens, 1.0), tokens, norm, votes
 
   def _replica_accumulate(self, features):
-    loss_sum, tokens, grads = self._loss_and_grads(features)
+    # Each micro-batch's backward pass is of its mean loss (a loss sum times
+    # float16's loss scale overflows where one batch's mean would not); its
+    # float32 gradients are multiplied back by its token count, so the
+    # accumulators still hold the gradients of the loss sums.
+    local = tf.maximum(count_tokens(features["targets"]), 1.0)
+    loss_sum, tokens, grads = self._loss_and_grads(features, local)
     for accumulator, grad in zip(self._accumulators, grads):
-      accumulator.assign_add(grad)
+      if isinstance(grad, tf.IndexedSlices):
+        grad = tf.convert_to_tensor(grad)
+      accumulator.assign_add(grad * tf.cast(local, grad.dtype))
     self._accumulated_tokens.assign_add(tokens)
     self._accumulated_loss.assign_add(loss_sum)
     return (tokens,)
@@ -384,9 +395,11 @@ class Trainer:
       hook.begin(self, restored=self.step > 0)
     iterator = iter(data)
     step = self.step
-    # Several workers decide together every ``decide_every`` updates, from
-    # the votes the previous update summed (read while this one runs).
-    self.decide_every = max(1, min(log_every, 10))
+    # Several workers decide together after every update, from the votes
+    # the previous update summed (read while this one runs: the host never
+    # waits for the update it just dispatched), so a signal on one worker
+    # stops all within two updates of it, well inside a preemption's grace.
+    self.decide_every = 1
     voted = None
     while step < train_steps and self.stop_reason is None:
       micro = [next(iterator) for _ in range(self.accumulation)]
