@@ -42,8 +42,12 @@ def state(*folders):
           continue
         path = os.path.join(root, name)
         with open(path, "rb") as f:
-          found[os.path.relpath(path, os.path.dirname(folder))] = \
-              hashlib.sha256(f.read()).hexdigest()
+          data = f.read()
+        if name == "checkpoint":   # TensorFlow's state file: times aside
+          data = b"".join(l for l in data.splitlines(True)
+                          if b"timestamp" not in l)
+        found[os.path.relpath(path, os.path.dirname(folder))] = \
+            hashlib.sha256(data).hexdigest()
   return found
 
 

@@ -34,7 +34,7 @@ def _raw(h, name, pairs, cut=0):
 
 def _datagen(h, raw, *more):
   return ["t2t-datagen", "--problem=translate_local", "--source_lang=en",
-          "--target_lang=de", "--vocab_size=60",
+          "--target_lang=de", "--vocab_size=300",
           f"--data_dir={in_dir(h, 'local')}", f"--raw_data_dir={raw}", *more]
 
 

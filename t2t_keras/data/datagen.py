@@ -1,5 +1,6 @@
 """What t2t-datagen runs: a registered problem's vocabulary and TFRecords."""
 
+import contextlib
 import os
 import tempfile
 
@@ -8,6 +9,7 @@ from t2t_keras.data.sources import parse_prefixes
 from t2t_keras.data.text_problem import DEFAULT_BYTE_BUDGET
 from t2t_keras.errors import UserError
 from t2t_keras.io.logs import log_line
+from t2t_keras.io.outputs import locked
 from t2t_keras.io.staging import StagedFiles
 
 
@@ -38,14 +40,22 @@ def generate(problem_name, data_dir, tmp_dir=None, raw_dir=None,
   swap = (StagedFiles(data_dir, f"overwrite-{problem.data_name}")
           if hasattr(problem, "data_names") and os.path.isdir(data_dir)
           else None)
-  if swap is not None and swap.recover() == "finished":
-    log(f"finished the swap of new data into {data_dir} that a stopped "
-        "t2t-datagen --overwrite had begun")
-  if not (overwrite and swap is not None):
-    problem.generate_data(data_dir, tmp_dir=tmp_dir, raw_dir=raw_dir,
-                          raw_prefixes=prefixes, byte_budget=byte_budget,
-                          log=log)
-    return problem
+  with locked(swap.stage) if swap is not None else contextlib.nullcontext():
+    if swap is not None and swap.recover() == "finished":
+      log(f"finished the swap of new data into {data_dir} that a stopped "
+          "t2t-datagen --overwrite had begun")
+    if not (overwrite and swap is not None):
+      problem.generate_data(data_dir, tmp_dir=tmp_dir, raw_dir=raw_dir,
+                            raw_prefixes=prefixes, byte_budget=byte_budget,
+                            log=log)
+      return problem
+    return _overwrite(problem, swap, data_dir, tmp_dir, raw_dir, prefixes,
+                      byte_budget, log)
+
+
+def _overwrite(problem, swap, data_dir, tmp_dir, raw_dir, prefixes,
+               byte_budget, log):
+  """``--overwrite``'s transaction (``swap``: its ``StagedFiles``)."""
   # The new data is made and checked beside the old, which goes only when
   # the new is whole: a refusal, a failure or a kill leaves the old data.
   stage = swap.begin()

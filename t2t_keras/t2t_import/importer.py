@@ -21,7 +21,7 @@ from t2t_keras.data.vocab_check import vocabs_digest
 from t2t_keras.errors import ExistingFileError, UserError
 from t2t_keras.io import checkpoint_io, json_files
 from t2t_keras.io.logs import log_line
-from t2t_keras.io.outputs import output_file
+from t2t_keras.io.outputs import locked, output_file
 from t2t_keras.io.staging import StagedFiles, StagedFolder
 from t2t_keras.models.builder import model_spec, save_model_spec
 from t2t_keras.problems.t2t_import import RECORD
@@ -130,6 +130,34 @@ def write_data(data_dir, vocab_paths, run, t2t_data_dir):
   return record
 
 
+def _write(run_stage, data_stage, vocab_paths, run, t2t_data_dir, hparams,
+           model, optimizer, imported_from, in_size, out_size, vocabs,
+           data_dir):
+  """RUN and DATA's files made in their staging folders, then swapped in;
+  the record written into DATA."""
+  try:
+    staged = run_stage.begin()
+    record = write_data(data_stage.begin(), vocab_paths, run, t2t_data_dir)
+    hparams.save(os.path.join(staged, "hparams.json"))
+    save_model_spec(staged, model_spec(
+        MODEL, in_size, out_size, problem_name=PROBLEM,
+        flags={"imported_from": imported_from, "imported_step": run.step},
+        vocab_sha256=vocabs_digest(vocabs), data_dir=data_dir))
+    manager = tf.train.CheckpointManager(
+        tf.train.Checkpoint(model=model, optimizer=optimizer), staged,
+        max_to_keep=None)
+    checkpoint_io.save(manager, run.step)
+  except BaseException:
+    run_stage.abort()
+    data_stage.abort()
+    raise
+  # DATA first: a kill between the two leaves no RUN, and the rerun
+  # (which finds this import's record in DATA) makes RUN again.
+  data_stage.commit()
+  run_stage.commit()
+  return record
+
+
 def import_run(t2t_output_dir, t2t_data_dir, output_dir, data_dir,
                checkpoint_path=None, target_space_id=0, vocab_file=None,
                log=log_line, target_vocab_file=None, problem=None):
@@ -174,26 +202,11 @@ def import_run(t2t_output_dir, t2t_data_dir, output_dir, data_dir,
   run_stage = StagedFolder(output_dir)
   os.makedirs(data_dir, exist_ok=True)
   data_stage = StagedFiles(data_dir, "t2t-import")
-  try:
-    staged = run_stage.begin()
-    record = write_data(data_stage.begin(), vocab_paths, run, t2t_data_dir)
-    hparams.save(os.path.join(staged, "hparams.json"))
-    save_model_spec(staged, model_spec(
-        MODEL, in_size, out_size, problem_name=PROBLEM,
-        flags={"imported_from": imported_from, "imported_step": run.step},
-        vocab_sha256=vocabs_digest(vocabs), data_dir=data_dir))
-    manager = tf.train.CheckpointManager(
-        tf.train.Checkpoint(model=model, optimizer=optimizer), staged,
-        max_to_keep=None)
-    checkpoint_io.save(manager, run.step)
-  except BaseException:
-    run_stage.abort()
-    data_stage.abort()
-    raise
-  # DATA first: a kill between the two leaves no RUN, and the rerun
-  # (which finds this import's record in DATA) makes RUN again.
-  data_stage.commit()
-  run_stage.commit()
+  os.makedirs(os.path.dirname(run_stage.stage), exist_ok=True)
+  with locked(run_stage.stage):   # a second import of RUN is refused
+    record = _write(run_stage, data_stage, vocab_paths, run, t2t_data_dir,
+                    hparams, model, optimizer, imported_from, in_size,
+                    out_size, vocabs, data_dir)
   saved = os.path.join(output_dir, f"ckpt-{run.step}")
   log(f"imported {run.checkpoint} (step {run.step:,}, problem "
       f"{run.problem}) as {saved}; vocabulary " + (

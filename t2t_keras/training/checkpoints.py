@@ -116,7 +116,13 @@ class Checkpointer:
   def save(self, step):
     """Saves after update ``step`` (the data position first, when there is
     one, on every worker: a listed checkpoint always has every worker's
-    position); its path."""
+    position); its path. Another worker of a multi-worker run
+    (``shared_dir`` set) writes its data position only: the chief's
+    checkpoint is the run's, every worker holds the same state (checked
+    when the run starts and ends), and nothing would read a worker's copy.
+    TensorFlow's save of mirrored variables reads each one's local value
+    and makes no collective (only SyncOnRead variables, which the
+    checkpoint does not hold, would), so the chief saves alone."""
     if not self.manager or step == self._last_step:
       return None
     if self.before_save is not None:
@@ -127,7 +133,8 @@ class Checkpointer:
         # Every worker has written its position before the chief lists the
         # checkpoint (a worker killed in between leaves none listed).
         self.cluster.barrier()
-    path = checkpoint_io.save(self.manager, step)
+    path = None if self.shared_dir is not None else \
+        checkpoint_io.save(self.manager, step)
     if self.position is not None:
       # The positions of the steps the run's checkpoints keep (the chief's,
       # when this is another worker's temporary directory), and this one.

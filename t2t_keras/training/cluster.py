@@ -29,6 +29,8 @@ import tensorflow as tf
 from t2t_keras.training.strategy import num_workers, worker_index
 
 ANY, MEAN = "any", "mean"
+# The floats one blocking gather carries at a time.
+BLOCK = 64
 
 
 class Cluster:
@@ -122,10 +124,16 @@ class Cluster:
   def gather(self, values):
     """Every replica's ``values`` (a list of floats, the same length on all):
     float64 [replicas in sync, len(values)], in replica order (the chief's
-    first)."""
+    first). Carried in blocks of ``BLOCK`` floats by one traced collective
+    (a collective a size would trace a function a size, and TensorFlow
+    warns of retracing)."""
     values = np.asarray(values, np.float64).reshape(-1)
-    return np.asarray(self._collective("gather", values.size)(
-        tf.constant(values)))
+    padded = np.zeros(-(-max(values.size, 1) // BLOCK) * BLOCK, np.float64)
+    padded[:values.size] = values
+    gather = self._collective("gather", BLOCK)
+    parts = [np.asarray(gather(tf.constant(padded[k:k + BLOCK])))
+             for k in range(0, padded.size, BLOCK)]
+    return np.concatenate(parts, axis=1)[:, :values.size]
 
   def from_chief(self, values):
     """The chief's ``values`` (a list of floats), on every worker."""

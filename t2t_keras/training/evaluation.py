@@ -59,8 +59,9 @@ class EvaluationHook(TrainingHook):
       log(f"{self.keeper.directory} kept the best by dev "
           f"{self.keeper.restarted}; now by dev {self.keeper.metric}, "
           "starting over")
-    self.writer = tf.summary.create_file_writer(
-        os.path.join(model_dir, "eval"))
+    self.writer = (tf.summary.create_file_writer(
+        os.path.join(model_dir, "eval")) if chief else
+                   tf.summary.create_noop_writer())
 
   @staticmethod
   def _share(trainer):

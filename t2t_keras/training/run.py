@@ -37,9 +37,9 @@ from t2t_keras.training.agreement import agree_on_settings, settings
 from t2t_keras.training.cluster import Cluster
 from t2t_keras.training.strategy import (local_devices, make_strategy,
                                          num_workers)
-from t2t_keras.training.workers import (PEER_ERRORS, agree_on_precision,
-                                       peer_failure, start_from_chief,
-                                       worker_dirs)
+from t2t_keras.training.workers import (
+    PEER_ERRORS, agree_on_precision, end_in_agreement, peer_failure,
+    start_from_chief, worker_dirs)
 from t2t_keras.training.signals import SignalStopHook
 from t2t_keras.training.time_limit import TimeLimitHook
 from t2t_keras.training.trainer import Trainer
@@ -292,10 +292,16 @@ def _train(config, log):
         report_long_examples(problem, c.data_dir, hparams.max_length, log,
                              train_counts)
 
+      # --eval_steps counts dev batches over the cluster: each worker
+      # takes its share (rounded up, the same on all: each batch's figures
+      # are all-reduced), so dev figures do not change with the workers.
+      eval_share = -(-c.eval_steps // max(1, num_workers())) \
+          if c.eval_steps else -1
+
       def dev_data():
         return trainer.distribute(lambda ctx: problem.batches(
             "dev", c.data_dir, hparams, input_context=ctx,
-            pad_to_bounds=c.jit_compile).take(c.eval_steps or -1))
+            pad_to_bounds=c.jit_compile).take(eval_share))
 
       eval_every = c.eval_every or train_steps
       evaluation = EvaluationHook(c, problem, trainer, model_dir, chief,
@@ -321,6 +327,8 @@ def _train(config, log):
         raise gone from None
       finally:
         train_data.close()
+      if num_workers() > 1 and not trainer.interrupted:
+        end_in_agreement(trainer, log)
       if trainer.interrupted:
         why = (f"at step {trainer.step} with the other workers (one was "
                "stopped by a signal)" if trainer.stopped_for_peer else

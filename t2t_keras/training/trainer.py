@@ -111,8 +111,9 @@ class Trainer:
         optimizer=self.optimizer,
         rng=tf.train.Checkpoint(**{f"state_{i}": v
                                    for i, v in enumerate(seeds)}), **saved)
+    # TensorBoard's curves from the chief only: one run folder a curve.
     self.summaries = (tf.summary.create_file_writer(f"{output_dir}/train")
-                      if output_dir else None)
+                      if output_dir and shared_dir is None else None)
     self.loss_check = LossCheck(self.checkpointer)
     self.checkpointer.before_save = self.check_finite
     self.jit_compile = jit_compile

@@ -1,9 +1,10 @@
 """The workers of a multi-worker run, as TensorFlow's multi-worker guide
 lays them out: TF_CONFIG names a ``chief`` and/or ``worker`` tasks; the
 chief (or worker 0 when there is none) writes the run directory; every
-other worker restores the chief's checkpoint and writes its own saves to a
-temporary directory, ``RUN/workertemp_I``, keeping one. Saves are decided
-by step on all of them (``cluster``), so all save the same steps. A
+other worker restores the chief's checkpoint and, at each save, writes its
+data position only (``checkpoints.Checkpointer.save``). Saves are decided
+by step on all of them (``cluster``), so all save the same steps, and
+``end_in_agreement`` checks that all end with the chief's state. A
 worker that cannot read the chief's run directory (no shared folder) is
 not left on other weights: ``start_from_chief`` compares what every worker
 restored and hands the chief's state to those that differ. A worker that
@@ -108,6 +109,24 @@ def start_from_chief(trainer, restored, log):
     return f"the chief's checkpoint (step {chief_step:,})" if chief_step \
         else None
   return restored
+
+
+def end_in_agreement(trainer, log):
+  """Checks, when training ends, that every worker holds the chief's
+  weights and optimizer state (one gather of a fingerprint): the chief's
+  checkpoint, the only one written, is then every worker's; says so in a
+  line naming the fingerprint, else raises."""
+  cluster = trainer.cluster
+  variables = list(trainer.model.weights) + list(trainer.optimizer.variables)
+  mine = [trainer.step] + cluster.fingerprint(variables)
+  differ = cluster.differing(mine)
+  if differ:
+    raise UserError(f"worker(s) {', '.join(map(str, differ))} ended at step "
+                    f"{trainer.step:,} with another state than the chief's; "
+                    "the chief's checkpoint is the run's")
+  log(f"every worker of the {cluster.workers} ended at step "
+      f"{trainer.step:,} with the chief's weights and optimizer state "
+      f"(sum {mine[1]:.9g}, sum of squares {mine[2]:.9g})")
 
 
 PRECISIONS = tuple(POLICIES)
