@@ -67,12 +67,7 @@ def restore(checkpoint, path):
   ``UnreadableCheckpoint``."""
   if not files_of(path):
     raise UnreadableCheckpoint(path, "its files are missing")
-  if not os.path.isfile(path + ".index"):
-    raise UnreadableCheckpoint(path, f"{path}.index is missing")
-  missing = missing_shards(path)
-  if missing:
-    raise UnreadableCheckpoint(path, f"its data file {missing[0]} is "
-                               "missing")
+  check_files(path)
   try:
     return checkpoint.restore(path).expect_partial()
   except READ_ERRORS as e:
@@ -105,16 +100,21 @@ def missing_shards(path):
   return [name for name in wanted if name not in found]
 
 
-def check_whole(path, what="checkpoint"):
-  """A ``UserError`` naming the file unless the checkpoint ``path`` is
-  whole: its index, every data shard it names, and every tensor read
-  back (a shard cut short, or damaged, fails its checksum)."""
+def check_files(path):
+  """``UnreadableCheckpoint`` naming the file unless the checkpoint
+  ``path`` has its index and every data shard its names promise."""
   if not os.path.isfile(path + ".index"):
     raise UnreadableCheckpoint(path, f"{path}.index is missing")
   missing = missing_shards(path)
   if missing:
     raise UnreadableCheckpoint(path, f"its data file {missing[0]} is "
                                "missing")
+
+
+def check_whole(path):
+  """``check_files``, and every tensor of the checkpoint ``path`` read
+  back (a shard cut short, or damaged, fails its checksum)."""
+  check_files(path)
   why = reads(path)
   if why is not None:
     raise UnreadableCheckpoint(path, f"a data file is cut short or damaged: "

@@ -16,6 +16,7 @@ import dataclasses
 import json
 import os
 import re
+import time
 
 import tensorflow as tf
 
@@ -28,6 +29,8 @@ from t2t_keras.training.strategy import num_workers, worker_index
 PEER_ERRORS = (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,
                tf.errors.CancelledError, tf.errors.AbortedError,
                tf.errors.InternalError)
+# How long a worker stays after the run's last collective (end_in_agreement).
+LINGER_SECONDS = 2.0
 _TASK = re.compile(r"/job:(chief|worker)/replica:\d+/task:(\d+)")
 
 
@@ -127,6 +130,10 @@ def end_in_agreement(trainer, log):
   log(f"every worker of the {cluster.workers} ended at step "
       f"{trainer.step:,} with the chief's weights and optimizer state "
       f"(sum {mine[1]:.9g}, sum of squares {mine[2]:.9g})")
+  # A collective's last exchange is a pull: a worker that has its peers'
+  # parts may end while a peer still reads its own. The last collective of
+  # a run is this one; each worker stays long enough for the others' reads.
+  time.sleep(LINGER_SECONDS)
 
 
 PRECISIONS = tuple(POLICIES)
