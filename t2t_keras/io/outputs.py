@@ -18,7 +18,6 @@ import contextlib
 import errno
 import glob
 import os
-import sys
 
 from t2t_keras.errors import ExistingFileError, UserError
 from t2t_keras.io import files
@@ -179,17 +178,6 @@ def _into_special(path, mode, **options):
     if isinstance(e, UserError) or e.filename not in (None, path):
       raise
     raise write_failed(path, e, into=True) from None
-
-
-def flush_stdout():
-  """Flushes standard output; a full device or a closed pipe there is one
-  line, not a traceback at exit."""
-  try:
-    sys.stdout.flush()
-  except (OSError, ValueError) as e:
-    if isinstance(e, ValueError):   # closed by the caller: nothing to flush
-      return
-    raise write_failed("standard output", e, into=True) from None
 
 
 @contextlib.contextmanager
