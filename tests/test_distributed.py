@@ -562,12 +562,12 @@ def test_worker_timeout_shares_out_over_the_health_checks():
   """--worker_timeout_secs sets how long each of TensorFlow's health
   checks of the other workers waits, so that their tries together take
   about that long (TensorFlow's own: 3 tries of 10 s)."""
-  from t2t_keras.training.strategy import wait_for_workers  # pylint: disable=g-import-not-at-top
+  from t2t_keras.kernels.distribute import health_check_timeout  # pylint: disable=g-import-not-at-top
   strategy = types.SimpleNamespace(extended=types.SimpleNamespace(
       _check_health_retry_limit=3, _check_health_timeout=10))
-  wait_for_workers(strategy, 30)
+  health_check_timeout(strategy, 30)
   assert strategy.extended._check_health_timeout == 10  # pylint: disable=protected-access
-  wait_for_workers(strategy, 300)
+  health_check_timeout(strategy, 300)
   assert strategy.extended._check_health_timeout == 100  # pylint: disable=protected-access
   # The attributes this reads are TensorFlow's, as its strategy has them.
   from tensorflow.python.distribute import collective_all_reduce_strategy as c  # pylint: disable=g-import-not-at-top

@@ -171,14 +171,17 @@ def train(config, log=log_line):
 def _train(config, log):
   """``train`` without the naming of a damaged data shard."""
   c = config
+  # The cluster first: a worker that refuses its settings after joining is
+  # seen gone by the others (one line each); one that refused before would
+  # leave them waiting for it to join (TensorFlow waits an hour).
+  strategy = make_strategy(c.worker_gpu, c.cpu_devices, c.allow_cpu,
+                           c.worker_timeout_secs)
   problem = registry.problem(c.problem).for_data(c.data_dir)
   hparams = resolve_hparams(
       c.hparams_set, c.hparams_overrides, c.output_dir, log,
       keep_saved=() if c.warm_start_schedule in ("", "restart") else
       finetune.SCHEDULE_HPARAMS, worker_gpu=c.worker_gpu)
   train_steps = c.train_steps or hparams.train_steps
-  strategy = make_strategy(c.worker_gpu, c.cpu_devices, c.allow_cpu,
-                           c.worker_timeout_secs)
   if num_workers() > 1:
     agree_on_precision(strategy, hparams, log)
   keras.utils.set_random_seed(c.seed)

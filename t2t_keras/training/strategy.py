@@ -2,7 +2,9 @@
 
 - TF_CONFIG naming several workers: MultiWorkerMirroredStrategy, its
   all-reduces by NCCL when the workers train on GPUs (TensorFlow picks its
-  ring over gRPC unless asked), by the ring on CPUs.
+  ring over gRPC unless asked), by the ring on CPUs; with ``cpu_devices``
+  and no GPU, each worker runs that many replicas on logical CPUs (the
+  stand-in for several GPUs on each of several machines).
 - Otherwise MirroredStrategy over the local GPUs (all of them, or the first
   ``worker_gpu``), or over ``cpu_devices`` logical CPUs: the CPU split into
   N devices, so the multi-replica path runs and is tested without GPUs.
@@ -15,6 +17,7 @@ import os
 import tensorflow as tf
 
 from t2t_keras.io import logs
+from t2t_keras.kernels import distribute
 from t2t_keras.errors import UserError
 
 
@@ -108,16 +111,6 @@ def multi_worker_strategy(gpus, distribute=tf.distribute):
           implementation.RING))
 
 
-def wait_for_workers(strategy, seconds):
-  """A MultiWorkerMirroredStrategy's peers are taken for gone after about
-  ``seconds`` without an answer: its health checks (TensorFlow's: every
-  30 s, ``_check_health_retry_limit`` tries of 10 s) each wait a share
-  of it. The checks read these attributes at each round."""
-  extended = strategy.extended
-  tries = max(1, int(getattr(extended, "_check_health_retry_limit", 3)))
-  extended._check_health_timeout = max(1.0, seconds / tries)  # pylint: disable=protected-access
-
-
 def make_strategy(worker_gpu=None, cpu_devices=None, allow_cpu=False,
                   worker_timeout_secs=30.0):
   """The strategy for this process (see the module docstring); asking for
@@ -129,10 +122,15 @@ def make_strategy(worker_gpu=None, cpu_devices=None, allow_cpu=False,
   limit_gpus(worker_gpu)
   if num_workers() > 1:
     gpus = tf.config.get_visible_devices("GPU")
-    if cpu_devices and cpu_devices > 1:
+    if cpu_devices and cpu_devices > 1 and not gpus:
+      # Several replicas a worker without GPUs: the many-GPU machines'
+      # stand-in (kernels.distribute says how).
       split_cpu(cpu_devices)
-    strategy = multi_worker_strategy(gpus)
-    wait_for_workers(strategy, worker_timeout_secs)
+      with distribute.cpu_replicas_per_worker(cpu_devices):
+        strategy = multi_worker_strategy(gpus)
+    else:
+      strategy = multi_worker_strategy(gpus)
+    distribute.health_check_timeout(strategy, worker_timeout_secs)
     return strategy
   gpus = tf.config.get_visible_devices("GPU")
   if gpus:
