@@ -455,8 +455,11 @@ def test_a_signal_to_one_worker_stops_both_and_a_worker_without_the_folder(
         f"at step {step}" in lines[0], lines
   assert "by SIGTERM" in outputs[1][2] and "with the other workers" in \
       outputs[0][2]
-  took = re.search(r" ([\d.]+) s after the signal;", outputs[1][2])
+  took = re.search(r" ([\d.]+) s after the signal, which came during "
+                   r"update ([\d,]+);", outputs[1][2])
+  # Stopped at the end of the update after the one the signal came in.
   assert took and float(took.group(1)) < 60, outputs[1][2]
+  assert step <= int(took.group(2).replace(",", "")) + 1, outputs[1][2]
   # The worker also asks for another precision: it takes the chief's.
   elsewhere = str(tmp_path / "elsewhere")
   outputs = finish(start_workers(

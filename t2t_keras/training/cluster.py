@@ -7,8 +7,9 @@ taken from the sum of the votes, so every worker acts on the same answer
 after the same update. The votes ride on the collective each update already
 makes: ``Trainer`` appends this worker's ballot (``votes()``, a float32
 vector) to the gradients it all-reduces, and hands the summed ballot back
-to ``agree`` every ``decide_every`` updates, reading the previous update's
-sum (so the host never waits for the update it just dispatched). Nothing
+to ``agree`` every ``decide_every`` updates, reading that update's sum
+before the next is dispatched (the all-reduce already holds the workers to
+one pace; measured no slower than reading the previous update's). Nothing
 else is all-reduced per update.
 
 A vote is "any" (true when any worker's value is non-zero) or "mean" (the

@@ -340,7 +340,8 @@ def _train(config, log):
                  if not chief else f"saved {trainer.checkpointer.latest}")
         took = getattr(trainer, "signalled_at", None)
         took = ("" if took is None else
-                f" {time.monotonic() - took:.1f} s after the signal")
+                f" {time.monotonic() - took:.1f} s after the signal, which "
+                f"came during update {trainer.signalled_during}")
         raise Interrupted(trainer.interrupted, (
             f"stopped {why}: {saved}{took}; the same command resumes from it"
             + (" on every worker" if num_workers() > 1 else "")))

@@ -4,10 +4,10 @@ the update in flight ends, the step reached is checkpointed (CheckpointHook
 at the end of ``fit``) and ``fit`` returns with ``trainer.interrupted`` set
 to the signal's number; t2t-trainer then says where the run resumes. On a
 multi-worker run the signalled worker votes to stop (``training.cluster``)
-and every worker stops after the same update, at most two updates after the
-one in flight when the signal came (the votes of an update are read after
-the next is dispatched), and saves it together; one signalled node never leaves the others
-waiting in a collective. No
+and every worker stops after the same update, the one after the update in
+flight when the signal came (that update carries the vote), and saves it
+together; one signalled node never leaves the others waiting in a
+collective. No
 evaluation runs on the way out (a scheduler's grace period is short). A
 second signal acts at once, with the handlers that were there before.
 """
@@ -39,6 +39,9 @@ class SignalStopHook(TrainingHook):
     votes to stop, and every worker stops at the next shared decision."""
     trainer.interrupted = signum
     trainer.signalled_at = time.monotonic()
+    # The update running when it came (the loop counts an update once its
+    # call returns).
+    trainer.signalled_during = trainer.step + 1
     self.asked = signal.Signals(signum).name
     if trainer.cluster.workers == 1:
       trainer.stop_reason = trainer.stop_reason or self.asked

@@ -16,7 +16,7 @@ bucketed shapes never retrace them. An update's figures (loss sum, tokens,
 gradient norm) and the workers' votes (``training.cluster``) ride on the
 all-reduce its gradients make; they stay on the first local replica's
 device, and the host reads them only when a line, a check or a decision
-needs them, so it dispatches the next update while the devices run this one.
+needs them (with several workers, the decisions after every update).
 """
 
 import contextlib
@@ -397,19 +397,16 @@ class Trainer:
     iterator = iter(data)
     step = self.step
     # Several workers decide together after every update, from the votes
-    # the previous update summed (read while this one runs: the host never
-    # waits for the update it just dispatched), so a signal on one worker
-    # stops all within two updates of it, well inside a preemption's grace.
+    # it summed: a signal on one worker stops all after the update that
+    # follows it (the host reads them before dispatching the next update;
+    # the update's all-reduce already holds every worker to its pace).
     self.decide_every = 1
-    voted = None
     while step < train_steps and self.stop_reason is None:
       micro = [next(iterator) for _ in range(self.accumulation)]
       loss, tokens, norm, votes = self._train_step(micro)
       step = self._step = step + 1
-      if self.cluster.workers > 1 and step % self.decide_every == 0 and \
-          voted is not None:
-        self.cluster.agree(voted.numpy(), step)
-      voted = votes
+      if self.cluster.workers > 1 and step % self.decide_every == 0:
+        self.cluster.agree(votes.numpy(), step)
       self.loss_check.add(step, loss)
       if step % log_every == 0 or step >= train_steps:
         self.check_finite()
