@@ -3,7 +3,9 @@
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+# The suite runs on TensorFlow whatever the shell exports (the JAX checks
+# set KERAS_BACKEND=jax for the processes they start).
+os.environ["KERAS_BACKEND"] = "tensorflow"
 if os.environ.get("PYTEST_XDIST_WORKER"):
   # Under pytest -n N each worker (and every command a test starts, which
   # inherits this) runs an op on one thread, so N workers share N cores
@@ -21,6 +23,8 @@ import pytest  # pylint: disable=g-import-not-at-top
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED_DATA = os.path.join(os.path.dirname(REPO), "shared", "data")
+FETCHED_DATA = os.path.join(os.path.expanduser("~"), ".cache", "t2t_keras",
+                            "test_data")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -58,18 +62,35 @@ def _seed():
   yield
 
 
+def test_data_folder():
+  """Where the real-text tests read their public corpora: the folder
+  ``T2T_TEST_DATA`` names, else ``../shared/data`` beside the clone (CI's),
+  else ``scripts/fetch_test_data.py``'s cache; None when none is there."""
+  named = os.environ.get("T2T_TEST_DATA")
+  if named:
+    return named if os.path.isdir(named) else None
+  if os.path.isdir(SHARED_DATA):
+    return SHARED_DATA
+  # The fetch script marks its cache once every file is there and matches.
+  if os.path.isfile(os.path.join(FETCHED_DATA, ".complete")):
+    return FETCHED_DATA
+  return None
+
+
 @pytest.fixture(scope="session")
 def shared_data():
-  """The path of ../shared/data. CI always has it, so a test that needs it
-  fails when it is absent, unless T2T_SKIP_SHARED_DATA=1 asks to skip it
-  (a checkout without the corpora)."""
-  if not os.path.isdir(SHARED_DATA):
-    if os.environ.get("T2T_SKIP_SHARED_DATA") == "1":
-      pytest.skip(f"{SHARED_DATA} is absent (T2T_SKIP_SHARED_DATA=1)")
-    pytest.fail(f"{SHARED_DATA} is absent: the real-text tests need it "
-                "(CI has it beside the clone); T2T_SKIP_SHARED_DATA=1 skips "
-                "them", pytrace=False)
-  return SHARED_DATA
+  """The folder of the public corpora (``test_data_folder``). Absent, a
+  real-text test is skipped with one line saying how to get them, or
+  fails where ``T2T_REQUIRE_TEST_DATA=1`` (CI: .ci/run sets it)."""
+  folder = test_data_folder()
+  if folder is None:
+    said = (f"no test corpora: {os.environ.get('T2T_TEST_DATA') or SHARED_DATA}"
+            " is absent; python scripts/fetch_test_data.py fetches them, or "
+            "T2T_TEST_DATA=FOLDER names a copy")
+    if os.environ.get("T2T_REQUIRE_TEST_DATA") == "1":
+      pytest.fail(said, pytrace=False)
+    pytest.skip(said)
+  return folder
 
 
 # The tiny run's shape: trained_run's, and that of the tests that train

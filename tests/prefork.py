@@ -228,7 +228,10 @@ def serve(path):
 
 
 def _fresh(argv):
-  sys.stdout.flush()
+  try:   # a test may have closed standard output (or started without one)
+    sys.stdout.flush()
+  except (AttributeError, OSError, ValueError):
+    pass
   os.execv(sys.executable, [sys.executable] + argv)
 
 

@@ -13,8 +13,6 @@ from commands import python
 from test_distributed import CLUSTER, finish, start_workers
 from t2t_keras.training.agreement import check_agreement, settings
 
-SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "shared", "data", "multi30k")
 TASKS = [("chief", 0), ("worker", 0)]
 
 
@@ -35,14 +33,14 @@ def test_a_worker_with_other_hparams_stops_both_before_training(tmp_path):
   assert not os.path.exists(os.path.join(out, "hparams.json"))
 
 
-def _local_data(tmp_path, name, skip):
+def _local_data(shared_data, tmp_path, name, skip):
   """translate_local data from 1,200 Multi30k pairs less the first
   ``skip``: a 600-piece vocabulary either way, another one."""
   raw = tmp_path / f"raw_{name}"
   raw.mkdir()
   for split, source in (("train", "train"), ("dev", "val")):
     for lang in ("en", "de"):
-      with open(os.path.join(SHARED, f"{source}.{lang}"),
+      with open(os.path.join(shared_data, "multi30k", f"{source}.{lang}"),
                 encoding="utf-8") as f:
         lines = f.read().split("\n")[skip if split == "train" else 0:1200]
       (raw / f"{split}.{lang}").write_text("\n".join(lines[:1000]) + "\n",
@@ -57,9 +55,9 @@ def _local_data(tmp_path, name, skip):
   return data
 
 
-def test_a_worker_with_another_vocabulary_stops_both(tmp_path):
-  ours, other = (_local_data(tmp_path, "ours", 0),
-                 _local_data(tmp_path, "other", 200))
+def test_a_worker_with_another_vocabulary_stops_both(shared_data, tmp_path):
+  ours, other = (_local_data(shared_data, tmp_path, "ours", 0),
+                 _local_data(shared_data, tmp_path, "other", 200))
   out = str(tmp_path / "run")
   outputs = finish(start_workers(
       out, TASKS, 6, "--problem=translate_local", f"--data_dir={ours}",
