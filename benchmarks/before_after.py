@@ -45,8 +45,8 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(HERE, "speed"))
 
-import shapes  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.analysis.peak import matmul_peaks  # pylint: disable=g-import-not-at-top,wrong-import-position
+import shapes
+from t2t_keras.analysis.peak import matmul_peaks
 
 
 def checkout(rev):
@@ -105,8 +105,8 @@ def paired(trees, task, args, shape):
   """--paired: both trees' SavedModels timed in this process, requests
   alternating. Returns ([(before, after) sentences/s a round], whether
   their output ids are equal)."""
-  import numpy as np  # pylint: disable=g-import-not-at-top
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import numpy as np
+  import tensorflow as tf
   made = [exported(tree, task, args, shape) for tree in trees]
   s = shapes.sizes(args.quick)
   for key in ("sentences", "output_length"):

@@ -17,13 +17,13 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from t2t_keras import registry  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.decoding.ct2 import Ct2Decoder  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.decoding.decoder import Decoder  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.export.run import export_run  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.metrics.bleu import sacre_bleu  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.models.builder import load_model_from_dir  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras import registry
+from t2t_keras.decoding.ct2 import Ct2Decoder
+from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.options import decode_hparams
+from t2t_keras.export.run import export_run
+from t2t_keras.metrics.bleu import sacre_bleu
+from t2t_keras.models.builder import load_model_from_dir
 
 
 def timed(decoder, lines):

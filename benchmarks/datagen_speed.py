@@ -42,7 +42,7 @@ def make_corpus(shared, raw, pairs):
 def one_run(raw, data_dir):
   """In this process: datagen, then a JSON line of the figures."""
   sys.path.insert(0, REPO)
-  from t2t_keras.data.datagen import generate  # pylint: disable=g-import-not-at-top
+  from t2t_keras.data.datagen import generate
   lines = []
   start = time.time()
   generate("translate_ende", data_dir, raw_dir=raw, log=lines.append)

@@ -22,15 +22,15 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
-import tensorflow as tf  # pylint: disable=g-import-not-at-top,wrong-import-position
+import numpy as np
+import tensorflow as tf
 
-import t2t_keras  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras import registry  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.decoding import beam_search  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.decoding.decoder import Decoder  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.models.builder import load_model_from_dir  # pylint: disable=g-import-not-at-top,wrong-import-position
+import t2t_keras
+from t2t_keras import registry
+from t2t_keras.decoding import beam_search
+from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.options import decode_hparams
+from t2t_keras.models.builder import load_model_from_dir
 
 
 def random_base(args):
@@ -55,7 +55,7 @@ def trained(args):
   vocab = registry.problem(args.problem).vocab(args.data_dir)
   decoder = Decoder(model, vocab, decode_hparams("beam_size=4,batch_size=32"))
   if args.split:
-    from t2t_keras.decoding.run import split_text  # pylint: disable=g-import-not-at-top
+    from t2t_keras.decoding.run import split_text
     problem = registry.problem(args.problem).for_data(args.data_dir)
     _, lines, _ = split_text(problem, args.data_dir, args.split)
   else:

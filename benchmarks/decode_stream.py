@@ -23,14 +23,14 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import t2t_keras  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras import registry  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.data.vocab import SubwordVocab  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.decoding.decoder import Decoder  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.decoding.stream import decode_stream  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.io.lines import LineReader  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.models.builder import load_model_from_dir  # pylint: disable=g-import-not-at-top,wrong-import-position
+import t2t_keras
+from t2t_keras import registry
+from t2t_keras.data.vocab import SubwordVocab
+from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.options import decode_hparams
+from t2t_keras.decoding.stream import decode_stream
+from t2t_keras.io.lines import LineReader
+from t2t_keras.models.builder import load_model_from_dir
 
 WORDS = ("the dog sees a cat near old house river teacher helps children big "
          "tree these small red girl boy runs").split()

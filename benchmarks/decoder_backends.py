@@ -92,7 +92,7 @@ def main():
   parser.add_argument("--dtype", default="float32")
   parser.add_argument("--decode_hparams", default="")
   args = parser.parse_args()
-  from t2t_keras.analysis.peak import matmul_peaks  # pylint: disable=g-import-not-at-top
+  from t2t_keras.analysis.peak import matmul_peaks
   peaks = matmul_peaks(4096)
   with open(args.source_file, encoding="utf-8") as f:
     lines = [line.rstrip("\n") for line in f][:args.lines]

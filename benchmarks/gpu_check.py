@@ -39,9 +39,9 @@ def published_peak(names):
 
 
 def gpus():
-  import t2t_keras.bin.quiet_tensorflow  # noqa: F401  # pylint: disable=g-import-not-at-top,unused-import
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from t2t_keras.io import logs  # pylint: disable=g-import-not-at-top
+  import t2t_keras.bin.quiet_tensorflow  # noqa: F401
+  import tensorflow as tf
+  from t2t_keras.io import logs
   found = tf.config.list_physical_devices("GPU")
   if not found:
     build = ("built with CUDA" if tf.test.is_built_with_cuda() else
@@ -64,8 +64,8 @@ def gpus():
 def mean_pieces(data_dir):
   """Mean source and target lengths in pieces (EOS included) of the test
   split, and the vocabulary size."""
-  from t2t_keras import registry  # pylint: disable=g-import-not-at-top
-  from t2t_keras.decoding.run import split_text  # pylint: disable=g-import-not-at-top
+  from t2t_keras import registry
+  from t2t_keras.decoding.run import split_text
   problem = registry.problem("translate_synthetic").for_data(data_dir)
   _, sources, references = split_text(problem, data_dir, "test")
   lengths = []
@@ -77,10 +77,10 @@ def mean_pieces(data_dir):
 
 
 def mfu(hparams_set, data_dir, trainer_log, peak_log, n_gpus, names):
-  import t2t_keras.bin.quiet_tensorflow  # noqa: F401  # pylint: disable=g-import-not-at-top,unused-import
-  from t2t_keras import registry  # pylint: disable=g-import-not-at-top
-  from t2t_keras.analysis import cost  # pylint: disable=g-import-not-at-top
-  from t2t_keras.models.config import TransformerConfig  # pylint: disable=g-import-not-at-top
+  import t2t_keras.bin.quiet_tensorflow  # noqa: F401
+  from t2t_keras import registry
+  from t2t_keras.analysis import cost
+  from t2t_keras.models.config import TransformerConfig
   with open(trainer_log, encoding="utf-8") as f:
     rates = [float(m.group(1).replace(",", "")) for m in
              re.finditer(r"^step \d+/\d+ .* ([\d,]+) tokens/s", f.read(),

@@ -46,12 +46,12 @@ def main():
   parser.add_argument("--rounds", type=int, default=3)
   parser.add_argument("--quick", action="store_true")
   args = parser.parse_args()
-  import keras  # pylint: disable=g-import-not-at-top
-  import numpy as np  # pylint: disable=g-import-not-at-top
-  from t2t_keras import build_model, registry  # pylint: disable=g-import-not-at-top
-  from t2t_keras.analysis.peak import matmul_peaks  # pylint: disable=g-import-not-at-top
-  from t2t_keras.decoding.jax_decoder import JaxDecoder  # pylint: disable=g-import-not-at-top
-  from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top
+  import keras
+  import numpy as np
+  from t2t_keras import build_model, registry
+  from t2t_keras.analysis.peak import matmul_peaks
+  from t2t_keras.decoding.jax_decoder import JaxDecoder
+  from t2t_keras.decoding.options import decode_hparams
   if keras.backend.backend() != "jax":
     sys.exit("run it with KERAS_BACKEND=jax")
   vocab_size = 1000 if args.quick else 32000
@@ -66,7 +66,7 @@ def main():
   options = decode_hparams(f"beam_size={args.beam},batch_size="
                            f"{args.batch_size},extra_length=10")
   decoder = JaxDecoder(model, _Ids(vocab_size), options)
-  search = decoder._search  # pylint: disable=protected-access
+  search = decoder._search
   layouts = search.layouts() + ("auto",)   # auto: the probe's choice
 
   class Forced:
@@ -79,11 +79,11 @@ def main():
 
   outputs, seconds = {}, {name: [] for name in layouts}
   for name in layouts:   # untimed: compiles every shape for each layout
-    decoder._search = Forced(name)  # pylint: disable=protected-access
+    decoder._search = Forced(name)
     outputs[name] = decoder.decode(lines)
   for _ in range(1 if args.quick else args.rounds):
     for name in layouts:
-      decoder._search = Forced(name)  # pylint: disable=protected-access
+      decoder._search = Forced(name)
       start = time.perf_counter()
       decoder.decode(lines)
       seconds[name].append(time.perf_counter() - start)

@@ -28,17 +28,17 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import keras  # pylint: disable=g-import-not-at-top
-from keras import ops  # pylint: disable=g-import-not-at-top
-import numpy as np  # pylint: disable=g-import-not-at-top
-import tensorflow as tf  # pylint: disable=g-import-not-at-top
+import keras
+from keras import ops
+import numpy as np
+import tensorflow as tf
 
-from t2t_keras import registry  # pylint: disable=g-import-not-at-top
-from t2t_keras.data.datagen import generate  # pylint: disable=g-import-not-at-top
-from t2t_keras.layers.dot_product_attention import ScaledDotProductAttention  # pylint: disable=g-import-not-at-top
-from t2t_keras.layers.embedding import TokenEmbedding  # pylint: disable=g-import-not-at-top
-from t2t_keras.training.run import CheckpointPolicy, RunConfig, train  # pylint: disable=g-import-not-at-top
-from t2t_keras.training.trainer import Trainer  # pylint: disable=g-import-not-at-top
+from t2t_keras import registry
+from t2t_keras.data.datagen import generate
+from t2t_keras.layers.dot_product_attention import ScaledDotProductAttention
+from t2t_keras.layers.embedding import TokenEmbedding
+from t2t_keras.training.run import CheckpointPolicy, RunConfig, train
+from t2t_keras.training.trainer import Trainer
 
 # variant name -> (pre-softmax projection in float32, attention logits in float32)
 VARIANTS = {"as shipped": (False, False), "float32 projection": (True, False),

@@ -19,10 +19,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from t2t_keras import registry  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.data import pipeline  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.data.datagen import generate  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.hparams import HParams  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras import registry
+from t2t_keras.data import pipeline
+from t2t_keras.data.datagen import generate
+from t2t_keras.hparams import HParams
 
 
 def main():

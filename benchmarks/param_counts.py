@@ -11,8 +11,8 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import t2t_keras  # pylint: disable=g-import-not-at-top
-from t2t_keras.hparams_sets import transformer as sets  # pylint: disable=g-import-not-at-top
+import t2t_keras
+from t2t_keras.hparams_sets import transformer as sets
 
 
 def paper_rows():

@@ -27,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 
-from t2t_keras.analysis.peak import matmul_peaks  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras.analysis.peak import matmul_peaks
 
 TINY = ("hidden_size=64,filter_size=128,num_hidden_layers=2,num_heads=4,"
         "batch_size=1024,learning_rate_warmup_steps=100")
@@ -55,7 +55,7 @@ def trainer(data, out, steps, *extra):
 
 def copy_at(run, step, target, keep_position):
   """A copy of ``run`` whose only checkpoint is ``ckpt-step``."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   shutil.rmtree(target, ignore_errors=True)
   shutil.copytree(run, target)
   tf.compat.v1.train.update_checkpoint_state(

@@ -43,9 +43,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(HERE, "speed"))
 
-import latency  # pylint: disable=g-import-not-at-top,wrong-import-position
-import shapes  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.analysis.peak import matmul_peaks  # pylint: disable=g-import-not-at-top,wrong-import-position
+import latency
+import shapes
+from t2t_keras.analysis.peak import matmul_peaks
 
 SYSTEMS = ("t2t_keras", "savedmodel", "jax", "garden", "torch",
            "ctranslate2")
@@ -113,9 +113,9 @@ def run_worker(python, system, task, model, precision, steps, quick,
 
 def model_flops(model, s):
   """Training FLOPs of one step (matrix products, t2t_keras.analysis.cost)."""
-  from t2t_keras import registry  # pylint: disable=g-import-not-at-top
-  from t2t_keras.analysis import cost  # pylint: disable=g-import-not-at-top
-  from t2t_keras.models.config import TransformerConfig  # pylint: disable=g-import-not-at-top
+  from t2t_keras import registry
+  from t2t_keras.analysis import cost
+  from t2t_keras.models.config import TransformerConfig
   hparams = registry.hparams("transformer_base")
   hparams.parse(shapes.overrides(model))
   return cost.step_flops(TransformerConfig.from_hparams(hparams),

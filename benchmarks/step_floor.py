@@ -35,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(HERE, "speed"))
 
-import shapes  # pylint: disable=g-import-not-at-top,wrong-import-position
+import shapes
 
 
 def matrices(layers, d_model, d_ff, vocab):
@@ -63,7 +63,7 @@ def chain(x, weights, matmul, d_model, d_in=0):
 def runtimes(weights, d_model):
   """{name: (rows -> a function running one chain)}."""
   found = {"numpy": lambda x: (lambda: chain(x, weights, np.matmul, d_model))}
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   held = [tf.constant(w) for w in weights]
   for name, jit in (("TensorFlow graph", False), ("TensorFlow XLA", True)):
     def make(x, jit=jit):
@@ -73,8 +73,8 @@ def runtimes(weights, d_model):
       return lambda: fn().numpy()
     found[name] = make
   try:
-    import jax  # pylint: disable=g-import-not-at-top
-    import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+    import jax
+    import jax.numpy as jnp
   except ImportError:
     return found
   for name, d_in, layout in (("JAX [d_in, d_out]", 0, lambda w: w),
@@ -86,7 +86,7 @@ def runtimes(weights, d_model):
         d_model, d_in=d_in))
     found[name] = (lambda x, fn=fn, ws=on_device: (
         lambda: fn(jnp.asarray(x), ws).block_until_ready()))
-  from t2t_keras.kernels import rows_product  # pylint: disable=g-import-not-at-top
+  from t2t_keras.kernels import rows_product
   if rows_product.available():
     # Packed [panels, d_in, P]: d_in is axis 1; every panel's columns
     # counted (the base model's widths are whole panels).
@@ -111,7 +111,7 @@ def main():
   if args.quick:
     args.layers, args.d_model, args.d_ff, args.vocab = 1, 32, 64, 100
     args.repeats = 1
-  from t2t_keras.analysis.peak import matmul_peaks  # pylint: disable=g-import-not-at-top
+  from t2t_keras.analysis.peak import matmul_peaks
   weights = matrices(args.layers, args.d_model, args.d_ff, args.vocab)
   megabytes = sum(w.nbytes for w in weights) / 1e6
   size = 256 if args.quick else 4096

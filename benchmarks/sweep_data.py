@@ -20,8 +20,8 @@ from t2t_keras.buckets import bucket_boundaries
 def export(args):
   """Writes the problem's train/dev ids, the val references and the
   vocabulary to one .npz."""
-  import glob  # pylint: disable=g-import-not-at-top
-  from t2t_keras.data import pipeline  # pylint: disable=g-import-not-at-top
+  import glob
+  from t2t_keras.data import pipeline
   arrays = {}
   for split in ("train", "dev"):
     files = glob.glob(os.path.join(args.data_dir,
@@ -114,7 +114,7 @@ def pad_rows(seqs, width, rows):
 def load_corpus(args):
   """(train (sources, targets), dev (sources, targets), val references,
   vocabulary) from the exported file, once for every setting."""
-  import sentencepiece  # pylint: disable=g-import-not-at-top
+  import sentencepiece
   data = np.load(args.data)
   pair = lambda split: tuple(
       split_seqs(data[f"{split}_{k}"], data[f"{split}_{k}_len"])

@@ -51,9 +51,9 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, REPO)
 
-from t2t_keras.analysis.peak import matmul_peaks  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.io.lines import read_lines  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.metrics import bleu  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras.analysis.peak import matmul_peaks
+from t2t_keras.io.lines import read_lines
+from t2t_keras.metrics import bleu
 
 EOLE_ENV = os.path.join(os.environ.get("T2T_KERAS_CACHE") or os.path.expanduser(
     "~/.cache/t2t_keras"), "bench-eole")
@@ -68,7 +68,7 @@ def shape(args):
   """The recipe's model and schedule as plain numbers, from the hparams set
   (so the peer trains what t2t-trainer trains), ``activation_dtype=auto``
   resolved as t2t-trainer resolves it on this machine."""
-  from t2t_keras.training.run import resolve_hparams  # pylint: disable=g-import-not-at-top
+  from t2t_keras.training.run import resolve_hparams
   return resolve_hparams(args.hparams_set, args.hparams, log=lambda _: None)
 
 
@@ -178,7 +178,7 @@ class Eole:
 
   def config(self, vocab, spm):
     a, h = self.args, self.hparams
-    data = lambda split: {  # pylint: disable=g-long-lambda
+    data = lambda split: {
         "path_src": os.path.join(a.multi30k_dir, SPLITS[split] + ".en"),
         "path_tgt": os.path.join(a.multi30k_dir, SPLITS[split] + ".de"),
         "transforms": ["sentencepiece"]}

@@ -28,16 +28,16 @@ os.environ.setdefault("KERAS_BACKEND", "jax")
 # t2t_keras must be installed (``bash benchmarks/jax_env.sh install``): its
 # hparams sets are the namespaced package t2t_keras.hparams_sets.
 
-import jax  # pylint: disable=g-import-not-at-top,wrong-import-position
-import jax.numpy as jnp  # pylint: disable=g-import-not-at-top,wrong-import-position
-import keras  # pylint: disable=g-import-not-at-top,wrong-import-position
-import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
+import jax
+import jax.numpy as jnp
+import keras
+import numpy as np
 
-from t2t_keras import registry  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.analysis import cost  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.models.config import TransformerConfig  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.training.loss import smoothed_cross_entropy  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.training.optimizer import optimizer_from_hparams  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras import registry
+from t2t_keras.analysis import cost
+from t2t_keras.models.config import TransformerConfig
+from t2t_keras.training.loss import smoothed_cross_entropy
+from t2t_keras.training.optimizer import optimizer_from_hparams
 
 # Section 5.2: 8 P100 GPUs, ~25,000 + ~25,000 tokens a step; base 0.4 s a
 # step, big 1.0 s. Tokens/s of the whole machine (source + target).

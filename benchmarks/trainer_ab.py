@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 
-from t2t_keras.analysis.peak import matmul_peaks  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras.analysis.peak import matmul_peaks
 
 PROGRESS = re.compile(r"^step \d+/\d+ .* ([\d,]+) tokens/s", re.M)
 

@@ -42,10 +42,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-# pylint: disable=g-import-not-at-top,wrong-import-position
 from sweep_data import batches, export, load_corpus, pad_rows, read_settings
 from t2t_keras.ids import EOS_ID
-# pylint: enable=g-import-not-at-top,wrong-import-position
 
 
 # -- one setting (JAX) --------------------------------------------------------
@@ -54,13 +52,13 @@ class Setting:
   search under the JAX backend."""
 
   def __init__(self, hparams_set, overrides, seed, vocab_size, steps):
-    import jax  # pylint: disable=g-import-not-at-top
-    import keras  # pylint: disable=g-import-not-at-top
-    from t2t_keras import registry  # pylint: disable=g-import-not-at-top
-    from t2t_keras.decoding.jax_search import JaxSearch  # pylint: disable=g-import-not-at-top
-    from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top
-    from t2t_keras.training.moving_average import averaged, decay_at  # pylint: disable=g-import-not-at-top
-    import train_speed_jax  # pylint: disable=g-import-not-at-top
+    import jax
+    import keras
+    from t2t_keras import registry
+    from t2t_keras.decoding.jax_search import JaxSearch
+    from t2t_keras.decoding.options import decode_hparams
+    from t2t_keras.training.moving_average import averaged, decay_at
+    import train_speed_jax
     self.hparams = registry.hparams(hparams_set)
     self.hparams.parse(overrides)
     self.steps = steps or self.hparams.train_steps
@@ -129,14 +127,14 @@ class Setting:
 
 def bleu(hyps, refs):
   """(sacreBLEU, lowercase 13a BLEU)."""
-  import sacrebleu  # pylint: disable=g-import-not-at-top
+  import sacrebleu
   return (sacrebleu.corpus_bleu(hyps, [refs]).score,
           sacrebleu.corpus_bleu(hyps, [refs], lowercase=True).score)
 
 
 def train_and_score(setting, corpus, args, log):
   """Trains one setting, logging a result dict at each scored step."""
-  import jax  # pylint: disable=g-import-not-at-top
+  import jax
   name, hparams_set, overrides, seed = setting
   (src, tgt), dev, refs, vocab = corpus
   run = Setting(hparams_set, overrides, seed, vocab.get_piece_size(),
@@ -183,7 +181,7 @@ def work(args, settings):
     start = time.time()
     try:
       train_and_score(setting, corpus, args, log)
-    except Exception as e:  # pylint: disable=broad-except
+    except Exception as e:
       log(dict(name=setting[0], seed=setting[3], error=repr(e)[:300]))
     longest = max(longest, time.time() - start)
 
@@ -236,8 +234,8 @@ def run(args):
   # Small models: no process takes most of the device's memory up front
   # (JAX's default), this one (which only names the device) included.
   os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-  import jax  # pylint: disable=g-import-not-at-top
-  import keras  # pylint: disable=g-import-not-at-top
+  import jax
+  import keras
   print(f"Keras {keras.__version__} on JAX {jax.__version__}, device "
         f"{jax.devices()[0].device_kind}; {len(settings)} settings in "
         f"{args.parallel} process(es)", flush=True)

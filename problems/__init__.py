@@ -1,7 +1,6 @@
 """Registered problems, installed as ``t2t_keras.problems``. Loaded by
 t2t_keras.registry on first lookup."""
 
-# pylint: disable=g-import-not-at-top
 # Imported for their side effect: each module registers its problems.
 from t2t_keras.problems import copy_task  # noqa: F401
 from t2t_keras.problems import parsing  # noqa: F401

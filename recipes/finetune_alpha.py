@@ -19,7 +19,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from finetune_table import _lines, _scores  # noqa: E402  pylint: disable=wrong-import-position
+from finetune_table import _lines, _scores  # noqa: E402
 
 
 def choose(candidates, source_val_bleu):

@@ -23,7 +23,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from t2t_keras.hparams_sets.transformer import MULTI30K_TABLE3, MULTI30K_TABLE3_BASE  # pylint: disable=g-import-not-at-top
+from t2t_keras.hparams_sets.transformer import MULTI30K_TABLE3, MULTI30K_TABLE3_BASE
 
 # (row, model, hparams set, overrides); the relative row last.
 ROWS = tuple((row, "transformer", "transformer_multi30k",

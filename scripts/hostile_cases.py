@@ -83,7 +83,7 @@ def _other_vocab(h):
 
 
 def _edit_json(h, name, change):
-  import json  # pylint: disable=g-import-not-at-top
+  import json
   run = copy_run(h)
   path = os.path.join(run, name)
   with open(path, encoding="utf-8") as f:

@@ -76,7 +76,7 @@ def _resumed_on(h, change):
 def _vocab_made_again(data):
   """The vocabulary as datagen would make it from other text: the same
   size, other scores (a valid model, other bytes)."""
-  from sentencepiece import sentencepiece_model_pb2  # pylint: disable=g-import-not-at-top
+  from sentencepiece import sentencepiece_model_pb2
   vocab = glob.glob(os.path.join(data, "vocab.*"))[0]
   model = sentencepiece_model_pb2.ModelProto()
   with open(vocab, "rb") as f:
@@ -135,8 +135,8 @@ def _all_kept(h, done):
 
 
 def _finite_checkpoint(h, done):
-  import numpy as np  # pylint: disable=g-import-not-at-top
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import numpy as np
+  import tensorflow as tf
   del done
   latest = tf.train.latest_checkpoint(in_dir(h, "out"))
   if latest is None:

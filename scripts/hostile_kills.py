@@ -127,7 +127,7 @@ def committed(folders, new):
   """Whether ``folders`` hold a swap whose journal was written and that,
   finished (as the next command does), gives the new state: checked on a
   copy."""
-  from t2t_keras.io.staging import StagedFiles, pending  # pylint: disable=g-import-not-at-top
+  from t2t_keras.io.staging import StagedFiles, pending
   with tempfile.TemporaryDirectory() as scratch:
     copies = []
     for folder in folders:

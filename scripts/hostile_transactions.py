@@ -106,7 +106,7 @@ def _vocab_lines(change):
 
 def _other_features(run, data):
   del run
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   for name in os.listdir(data):
     if "-train-" in name or "-dev-" in name:
       with tf.io.TFRecordWriter(os.path.join(data, name)) as w:
@@ -199,7 +199,7 @@ def _still(kind):
   def check(h, done):
     del done
     mode = os.stat(in_dir(h, "out")).st_mode
-    import stat  # pylint: disable=g-import-not-at-top
+    import stat
     is_kind = stat.S_ISCHR(mode) if kind == "device" else stat.S_ISFIFO(mode)
     return "" if is_kind else f"the {kind} was replaced"
   return check

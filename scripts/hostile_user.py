@@ -23,10 +23,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import hostile_cases  # noqa: E402  pylint: disable=wrong-import-position
-import hostile_inputs  # noqa: E402  pylint: disable=wrong-import-position
-import hostile_settings  # noqa: E402  pylint: disable=wrong-import-position
-import hostile_transactions  # noqa: E402  pylint: disable=wrong-import-position
+import hostile_cases  # noqa: E402
+import hostile_inputs  # noqa: E402
+import hostile_settings  # noqa: E402
+import hostile_transactions  # noqa: E402
 
 TINY = ("hidden_size=32,filter_size=64,num_hidden_layers=1,num_heads=2,"
         "batch_size=1024,learning_rate_warmup_steps=20")

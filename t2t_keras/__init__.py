@@ -9,5 +9,5 @@ __all__ = ["HParams", "build_model"]
 
 def build_model(*args, **kwargs):
   """See ``t2t_keras.models.builder.build_model``."""
-  from t2t_keras.models.builder import build_model as _build  # pylint: disable=g-import-not-at-top
+  from t2t_keras.models.builder import build_model as _build
   return _build(*args, **kwargs)

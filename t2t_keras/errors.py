@@ -36,7 +36,7 @@ class Interrupted(BaseException):
   pass."""
 
   def __init__(self, signum, message=None):
-    import signal  # pylint: disable=g-import-not-at-top
+    import signal
     self.signum = int(signum)
     name = signal.Signals(signum).name
     super().__init__(message or f"stopped by {name}; no output was left "
@@ -64,8 +64,8 @@ def catch_lost_signals():
   hands such exceptions to ``sys.unraisablehook``, and the command would
   go on to the end. ``check_signals`` then stops it. Other unraisable
   exceptions go to the hook as before."""
-  import signal  # pylint: disable=g-import-not-at-top
-  import sys  # pylint: disable=g-import-not-at-top
+  import signal
+  import sys
   previous = sys.unraisablehook
 
   def hook(unraisable):

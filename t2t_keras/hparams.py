@@ -46,7 +46,7 @@ def _coerce(name, value, expected):
     return float(value)
   if expected is int and isinstance(value, float) and value.is_integer():
     return int(value)
-  if type(value) is not expected:  # pylint: disable=unidiomatic-typecheck
+  if type(value) is not expected:
     raise HParamsError(f"hparam '{name}' expects {expected.__name__}, got "
                        f"{type(value).__name__} {value!r}")
   return value
@@ -74,7 +74,7 @@ class HParams:
       raise HParamsError(f"hparam '{name}' already exists")
     if not name.isidentifier():
       raise HParamsError(f"hparam name {name!r} is not a valid identifier")
-    if type(value) not in _TYPES:  # pylint: disable=unidiomatic-typecheck
+    if type(value) not in _TYPES:
       raise HParamsError(f"hparam '{name}' has unsupported type "
                          f"{type(value).__name__}; use bool, int, float or str")
     self._values[name] = value
@@ -109,7 +109,7 @@ class HParams:
     return name in self._values
 
   def __eq__(self, other):
-    return isinstance(other, HParams) and self._values == other._values
+    return isinstance(other, HParams) and self.values() == other.values()
 
   def __repr__(self):
     body = ", ".join(f"{k}={v!r}" for k, v in sorted(self._values.items()))
@@ -174,7 +174,7 @@ class HParams:
     """Writes the hparams to ``path`` whole or not at all
     (``outputs.output_file``), so a reader (another worker) never sees
     half."""
-    from t2t_keras.io.outputs import output_file  # pylint: disable=g-import-not-at-top
+    from t2t_keras.io.outputs import output_file
     with output_file(path, "w", encoding="utf-8") as f:
       f.write(self.to_json() + "\n")
 
@@ -184,7 +184,7 @@ class HParams:
     ``UserError`` naming it. With ``like`` (an HParams), a value whose type
     is not that of ``like``'s value of the same name (a string where a
     size is due) is one too."""
-    from t2t_keras.io import json_files  # pylint: disable=g-import-not-at-top
+    from t2t_keras.io import json_files
     remedy = ("t2t-trainer writes it beside the run's checkpoints: restore "
               "it from a copy, or rewrite it with the run's --hparams_set "
               "and --hparams")
@@ -196,7 +196,7 @@ class HParams:
         kind = float if type(value) in (int, float) else type(value)
         json_files.check(path, name, values[name], kind, remedy)
         _check_size(path, name, values[name], value, remedy)
-    from t2t_keras import hparam_ranges  # pylint: disable=g-import-not-at-top
+    from t2t_keras import hparam_ranges
     try:
       hparam_ranges.check(values, hparam_ranges.MODEL, path)
     except UserError as e:
@@ -213,7 +213,7 @@ def _check_size(path, name, value, default, remedy):
   """A ``UserError`` naming ``path`` when ``value`` stands where the
   integer ``default`` does and is a fraction, or larger than a tensor's
   int32 sizes hold (``"max_length": 1e308``, ``"filter_size": 1e20``)."""
-  if type(default) is not int or isinstance(value, bool):  # pylint: disable=unidiomatic-typecheck
+  if type(default) is not int or isinstance(value, bool):
     return
   if isinstance(value, float) and default != 0 and not value.is_integer():
     problem = "a fraction"

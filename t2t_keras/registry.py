@@ -338,7 +338,7 @@ def import_usr_dir(usr_dir):
   sys.modules[module_name] = module
   try:
     spec.loader.exec_module(module)
-  except Exception as e:  # pylint: disable=broad-except
+  except Exception as e:
     del sys.modules[module_name]
     where = next((f"{frame.filename}:{frame.lineno}" for frame in
                   reversed(traceback.extract_tb(e.__traceback__))

@@ -13,13 +13,13 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
   # threads stay: replicas' collective ops wait on each other.)
   os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 
-import shutil  # pylint: disable=g-import-not-at-top
-import subprocess  # pylint: disable=g-import-not-at-top
-import sys  # pylint: disable=g-import-not-at-top
-import tempfile  # pylint: disable=g-import-not-at-top
-import time  # pylint: disable=g-import-not-at-top
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
 
-import pytest  # pylint: disable=g-import-not-at-top
+import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED_DATA = os.path.join(os.path.dirname(REPO), "shared", "data")
@@ -32,8 +32,8 @@ def _prefork_server():
   """This pytest process's prefork server (tests/prefork.py), through which
   the tests' commands start without importing TensorFlow each time; none
   under T2T_TEST_PREFORK=off."""
-  from commands import PREFORK  # pylint: disable=g-import-not-at-top
-  from prefork import SOCKET_VARIABLE as variable  # pylint: disable=g-import-not-at-top
+  from commands import PREFORK
+  from prefork import SOCKET_VARIABLE as variable
   if os.environ.get(variable) == "off":
     yield
     return
@@ -57,7 +57,7 @@ def _prefork_server():
 
 @pytest.fixture(autouse=True)
 def _seed():
-  import keras  # pylint: disable=g-import-not-at-top
+  import keras
   keras.utils.set_random_seed(1234)
   yield
 
@@ -107,8 +107,8 @@ def trained_run(tmp_path_factory):
   Built once for the whole session, shared by pytest-xdist's workers (the
   first to ask builds it under a lock); tests only read it (those that
   damage a run copy it first)."""
-  from t2t_keras.data.datagen import generate  # pylint: disable=g-import-not-at-top
-  from t2t_keras.training.run import RunConfig, train  # pylint: disable=g-import-not-at-top
+  from t2t_keras.data.datagen import generate
+  from t2t_keras.training.run import RunConfig, train
 
   def build(root):
     data, out = str(root / "data"), str(root / "train")
@@ -131,7 +131,7 @@ def wsj_sample_data(shared_data, root, problem_name, trees, **options):
   made from the WSJ sample's first ``trees`` trees, as both train and dev,
   with a 1,000-piece vocabulary; ``options``: the problem's datagen
   options (parsing_wsj's ``order``, ``leaves``, ``close_labels``)."""
-  from t2t_keras.data.datagen import generate  # pylint: disable=g-import-not-at-top
+  from t2t_keras.data.datagen import generate
   with open(os.path.join(shared_data, WSJ_SAMPLE + ".trees"),
             encoding="utf-8") as f:
     first = [next(f) for _ in range(trees)]
@@ -148,9 +148,9 @@ def _once_per_session(tmp_path_factory, name, build):
   session: under pytest-xdist, every worker's base temp folder is beside
   the others', and the first worker to take the lock builds in a folder
   there; the rest wait and reuse it. The result must be JSON-able."""
-  import fcntl  # pylint: disable=g-import-not-at-top
-  import json  # pylint: disable=g-import-not-at-top
-  import shutil  # pylint: disable=g-import-not-at-top
+  import fcntl
+  import json
+  import shutil
   shared = tmp_path_factory.getbasetemp()
   if os.environ.get("PYTEST_XDIST_WORKER"):
     shared = shared.parent

@@ -13,14 +13,14 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import keras  # pylint: disable=g-import-not-at-top,wrong-import-position
-import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
-import tensorflow as tf  # pylint: disable=g-import-not-at-top,wrong-import-position
+import keras
+import numpy as np
+import tensorflow as tf
 
-import t2t_keras  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras import registry  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.training.strategy import make_strategy  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.training.trainer import Trainer  # pylint: disable=g-import-not-at-top,wrong-import-position
+import t2t_keras
+from t2t_keras import registry
+from t2t_keras.training.strategy import make_strategy
+from t2t_keras.training.trainer import Trainer
 
 HPARAMS = ("hidden_size=32,filter_size=64,num_hidden_layers=1,"
            "layer_prepostprocess_dropout=0.0,label_smoothing=0.1,"
@@ -64,12 +64,12 @@ def one_update(strategy, parts):
     return ds
 
   features = next(iter(trainer.distribute(dataset_fn)))
-  outputs = trainer._train_step([features])  # pylint: disable=protected-access
+  outputs = trainer._train_step([features])
   loss, tokens, norm = (float(t) for t in outputs[:3])
   # Where the step's outputs are made (a CPU tensor handle always names the
   # host, so the graph says it): the first op with a device behind each.
   devices = []
-  step = trainer._functions["update"]  # pylint: disable=protected-access
+  step = trainer._functions["update"]
   for tensor in step.get_concrete_function().structured_outputs:
     op = tensor.op
     while not op.device and op.inputs:
@@ -91,9 +91,9 @@ def shared_decoding(trainer, strategy, rng):
   """(outputs decoded over the two replicas == on the default device, the
   devices the two replicas' searches ran on, whether a replica whose copy
   of the weights was changed decodes differently)."""
-  from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top
-  from t2t_keras.decoding.decoder import Decoder  # pylint: disable=g-import-not-at-top
-  from t2t_keras.decoding.dev_bleu import decode_on_devices  # pylint: disable=g-import-not-at-top
+  from t2t_keras.decoding.options import decode_hparams
+  from t2t_keras.decoding.decoder import Decoder
+  from t2t_keras.decoding.dev_bleu import decode_on_devices
   hparams = decode_hparams("beam_size=2,batch_size=3")
   items = [list(rng.randint(2, 20, size=rng.randint(2, 9))) + [1]
            for _ in range(11)]
@@ -108,7 +108,7 @@ def shared_decoding(trainer, strategy, rng):
   ran_on = []
   for decoder, device in zip(decoders(2), devices):
     with strategy.scope(), tf.device(device):
-      ran_on.append(decoder._search(tf.constant([[3, 4, 1]], tf.int32))[0]  # pylint: disable=protected-access
+      ran_on.append(decoder._search(tf.constant([[3, 4, 1]], tf.int32))[0]
                     .device)
   # The second replica's copy of the output bias changed: only the lines
   # that replica decodes change.

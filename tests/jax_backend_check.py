@@ -9,10 +9,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import keras  # pylint: disable=g-import-not-at-top,wrong-import-position
-from keras import ops  # pylint: disable=g-import-not-at-top,wrong-import-position
+import keras
+from keras import ops
 
-import t2t_keras  # pylint: disable=g-import-not-at-top,wrong-import-position
+import t2t_keras
 
 
 def main():

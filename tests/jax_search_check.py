@@ -24,10 +24,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
-import keras  # pylint: disable=g-import-not-at-top,wrong-import-position
+import keras
 
-import search_cases  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.decoding.jax_search import JaxSearch  # pylint: disable=g-import-not-at-top,wrong-import-position
+import search_cases
+from t2t_keras.decoding.jax_search import JaxSearch
 
 
 def main(folder):
@@ -87,7 +87,7 @@ def check_kernel_layout(model, inputs):
   [d_model, vocab] transpose of the embedding is formed, and each decoder
   layer's self-attention step makes its queries, keys and values in one
   product ([rows, 3 d_model])."""
-  from t2t_keras.kernels import rows_product  # pylint: disable=g-import-not-at-top
+  from t2t_keras.kernels import rows_product
   search = JaxSearch(model, search_cases.options("greedy"))
   if search.layouts() != ("keras", "packed", "transposed"):
     print(f"kernel layout: only {search.layouts()} (T2T_KERAS_KERNELS=0, not "
@@ -97,8 +97,8 @@ def check_kernel_layout(model, inputs):
   layers = len(model.decoder.blocks)
   for layout in ("transposed", "packed"):
     values = [v.value for v in search.variables]
-    arrays = search._held.outside(values, layout)  # pylint: disable=protected-access
-    program = search._run.lower(values, arrays, inputs, None, layout  # pylint: disable=protected-access
+    arrays = search._held.outside(values, layout)
+    program = search._run.lower(values, arrays, inputs, None, layout
                                 ).compile().as_text()
     contracted = re.findall(r"lhs_contracting_dims=\{1\}, "
                             r"rhs_contracting_dims=\{(\d)\}", program)
@@ -135,9 +135,9 @@ def check_rows_product():
   rows 1 to 5 (its four-row blocks and what is left), over ROWS_MAX (XLA's
   dot), any batch shape; columns a panel, within one, over several with a
   part panel left; pack and unpack are inverses."""
-  import jax  # pylint: disable=g-import-not-at-top
-  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
-  from t2t_keras.kernels import rows_product  # pylint: disable=g-import-not-at-top
+  import jax
+  import jax.numpy as jnp
+  from t2t_keras.kernels import rows_product
   rng = np.random.RandomState(0)
   width = rows_product.panel_width()
   for lead in ((1,), (2,), (3,), (4,), (5,), (2, 3, 1),

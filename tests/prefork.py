@@ -85,8 +85,8 @@ def _runs_fresh(request, server_start):
 
 def _run_python(argv):
   """Runs ``python argv`` in this process and returns its exit code."""
-  import runpy  # pylint: disable=g-import-not-at-top
-  import traceback  # pylint: disable=g-import-not-at-top
+  import runpy
+  import traceback
   try:
     if argv[0] == "-m":
       sys.argv = [argv[1]] + argv[2:]   # runpy puts the file name first
@@ -95,7 +95,7 @@ def _run_python(argv):
     elif argv[0] == "-c":
       sys.argv = ["-c"] + argv[2:]
       sys.path[0] = ""
-      exec(compile(argv[1], "<string>", "exec"), {"__name__": "__main__"})  # pylint: disable=exec-used
+      exec(compile(argv[1], "<string>", "exec"), {"__name__": "__main__"})
     else:
       sys.argv = list(argv)
       sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
@@ -106,7 +106,7 @@ def _run_python(argv):
       return e.code or 0
     print(e.code, file=sys.stderr)
     return 1
-  except BaseException:  # pylint: disable=broad-except
+  except BaseException:
     traceback.print_exc()
     return 1
 
@@ -114,7 +114,7 @@ def _run_python(argv):
 def _client_state():
   """What of this process a command must inherit: which standard streams
   are open, its file-size limit, the forwarded signals it ignores."""
-  import resource  # pylint: disable=g-import-not-at-top
+  import resource
   opened = []
   for fd in (0, 1, 2):
     try:
@@ -133,9 +133,9 @@ def _become_command(request, fds):
   environment, file-size limit and signal dispositions, fresh standard
   streams (None for a closed one, as Python gives), then the command;
   never returns."""
-  import atexit  # pylint: disable=g-import-not-at-top
-  import io  # pylint: disable=g-import-not-at-top
-  import resource  # pylint: disable=g-import-not-at-top
+  import atexit
+  import io
+  import resource
   given = dict(zip(request["streams"], fds))
   for target in (0, 1, 2):
     if target in given:
@@ -166,12 +166,12 @@ def _become_command(request, fds):
   sys.executable = request["python"]   # what the command starts: through here
   code = _run_python(request["argv"])
   try:
-    atexit._run_exitfuncs()  # pylint: disable=protected-access
+    atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
       if stream is not None:
         stream.flush()
   finally:
-    os._exit(code if 0 <= code < 256 else 1)  # pylint: disable=protected-access
+    os._exit(code if 0 <= code < 256 else 1)
 
 
 def _handle(connection, server_start, python):
@@ -182,7 +182,7 @@ def _handle(connection, server_start, python):
   request = dict(json.loads(message.decode("utf-8")), python=python)
   if _runs_fresh(request, server_start):
     connection.sendall(b"fresh\n")
-    os._exit(0)  # pylint: disable=protected-access
+    os._exit(0)
   signal.signal(signal.SIGCHLD, signal.SIG_DFL)
   pid = os.fork()
   if pid == 0:
@@ -200,13 +200,13 @@ def _handle(connection, server_start, python):
     connection.sendall(f"exit {os.waitstatus_to_exitcode(status)}\n".encode())
   except OSError:
     pass
-  os._exit(0)  # pylint: disable=protected-access
+  os._exit(0)
 
 
 def serve(path):
   """Listens on ``path`` at once (clients queue), imports, then forks a
   handler for each connection. Runs until killed."""
-  import importlib  # pylint: disable=g-import-not-at-top
+  import importlib
   listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
   listener.bind(path)
   listener.listen(64)

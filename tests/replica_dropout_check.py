@@ -12,12 +12,12 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
-import tensorflow as tf  # pylint: disable=g-import-not-at-top,wrong-import-position
+import numpy as np
+import tensorflow as tf
 
-from t2t_keras import kernels  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.layers.dropout import Dropout  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.training.strategy import make_strategy  # pylint: disable=g-import-not-at-top,wrong-import-position
+from t2t_keras import kernels
+from t2t_keras.layers.dropout import Dropout
+from t2t_keras.training.strategy import make_strategy
 
 
 def main():

@@ -76,12 +76,12 @@ def test_alignment_error_rate_on_synthetic_test(trained_run, tmp_path):
   source word. The quickstart's model gets 5.7 (README); a rule that reads
   the wrong rows (the position after each piece) gets about 90, as chance
   does on sentences of 8-14 words."""
-  from t2t_keras import registry  # pylint: disable=g-import-not-at-top
-  from t2t_keras.decoding.alignments import Aligner  # pylint: disable=g-import-not-at-top
-  from t2t_keras.decoding.dev_bleu import split_text  # pylint: disable=g-import-not-at-top
-  from t2t_keras.models.builder import load_model_from_dir  # pylint: disable=g-import-not-at-top
-  from t2t_keras.training.run import RunConfig, train  # pylint: disable=g-import-not-at-top
-  import shutil  # pylint: disable=g-import-not-at-top
+  from t2t_keras import registry
+  from t2t_keras.decoding.alignments import Aligner
+  from t2t_keras.decoding.dev_bleu import split_text
+  from t2t_keras.models.builder import load_model_from_dir
+  from t2t_keras.training.run import RunConfig, train
+  import shutil
   data, shared = trained_run
   out = str(tmp_path / "run")
   # The shared run's 120 steps, resumed (exactly) to 300.

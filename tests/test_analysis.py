@@ -175,9 +175,9 @@ def test_analyze_command_tables_and_json():
 
 
 def test_analyze_refuses_a_model_it_cannot_count():
-  from t2t_keras import registry  # pylint: disable=g-import-not-at-top
-  from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
-  from t2t_keras.models.transformer import Transformer  # pylint: disable=g-import-not-at-top
+  from t2t_keras import registry
+  from t2t_keras.errors import UserError
+  from t2t_keras.models.transformer import Transformer
 
   class Uncounted(Transformer):
     pass
@@ -188,4 +188,4 @@ def test_analyze_refuses_a_model_it_cannot_count():
                        match="cannot count model uncounted_for_test"):
       analyze("transformer_tiny", 100, model="uncounted_for_test")
   finally:
-    registry._REGISTRIES["model"].pop("uncounted_for_test")  # pylint: disable=protected-access
+    registry._REGISTRIES["model"].pop("uncounted_for_test")

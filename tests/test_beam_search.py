@@ -13,7 +13,7 @@ VOCAB = 5          # 0 padding, 1 EOS, 2..4 words
 
 
 def tiny_model(seed=3):
-  import keras  # pylint: disable=g-import-not-at-top
+  import keras
   keras.utils.set_random_seed(seed)
   return t2t_keras.build_model(
       "transformer_tiny", vocab_size=VOCAB,
@@ -135,9 +135,9 @@ def test_search_in_a_function_with_unknown_shapes_equals_eager(beam):
   [None, None] ids (the caches' shapes are then all dynamic). Greedy search
   on this 1-layer model returned empty float32 tensors from a Grappler
   fault before ``beam_search._per_hypothesis`` repeated its state."""
-  import keras  # pylint: disable=g-import-not-at-top
-  from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top
-  from t2t_keras.decoding.search import search_function  # pylint: disable=g-import-not-at-top
+  import keras
+  from t2t_keras.decoding.options import decode_hparams
+  from t2t_keras.decoding.search import search_function
   keras.utils.set_random_seed(0)
   model = t2t_keras.build_model("transformer_tiny", vocab_size=300,
                                 hparams_overrides="num_hidden_layers=1")

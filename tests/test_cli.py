@@ -128,8 +128,8 @@ def test_quiet_start(name, args):
 def test_tensorflow_warnings_after_the_import_reach_the_user():
   """The start-up lines are held back during the import only (and kept:
   logs.native_errors quotes them); a C++ warning afterwards is shown."""
-  import subprocess  # pylint: disable=g-import-not-at-top
-  import sys  # pylint: disable=g-import-not-at-top
+  import subprocess
+  import sys
   env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
   code = ("import sys; sys.argv = ['t2t-x']\n"
           "import t2t_keras.bin.quiet_tensorflow\n"
@@ -152,8 +152,8 @@ def test_tensorflow_warnings_after_the_import_reach_the_user():
 ])
 def test_scoring_commands_do_not_import_tensorflow(name, flag_names, tmp_path):
   """t2t-bleu and t2t-evalb score a file in a fraction of a second."""
-  import subprocess  # pylint: disable=g-import-not-at-top
-  import sys  # pylint: disable=g-import-not-at-top
+  import subprocess
+  import sys
   text = tmp_path / "lines"
   text.write_text("(S (NP (DT the) (NN dog)) (VP (VBZ barks)))\n",
                   encoding="utf-8")
@@ -173,8 +173,8 @@ def test_scoring_commands_do_not_import_tensorflow(name, flag_names, tmp_path):
 def _without_tensorflow(name, *args):
   """Runs command ``name`` with ``args`` in a fresh interpreter in which an
   import of TensorFlow fails; returns the CompletedProcess."""
-  import subprocess  # pylint: disable=g-import-not-at-top
-  import sys  # pylint: disable=g-import-not-at-top
+  import subprocess
+  import sys
   code = (f"import sys; sys.argv = {[name, *args]!r}\n"
           "sys.modules['tensorflow'] = None\n"
           f"import t2t_keras.bin.{name} as command\n"
@@ -266,7 +266,7 @@ def test_native_lines_are_kept_filtered_and_quoted(capfd, monkeypatch):
   """What C++ prints at fd 2 in a filtered block comes back less the known
   noise; an error line held back at start-up is quoted without its
   prefix."""
-  from t2t_keras.io import logs  # pylint: disable=g-import-not-at-top
+  from t2t_keras.io import logs
   monkeypatch.delenv("T2T_NATIVE_LOGS", raising=False)
   monkeypatch.setattr(logs, "KEPT_LINES", [])
   with logs.native_stderr_filtered():

@@ -76,8 +76,8 @@ def test_cli_files_and_pipes(run_dir, tmp_path):
 
 def test_decode_split_writes_outputs_sources_and_references(run_dir,
                                                             tmp_path):
-  from tests.commands import t2t_command  # pylint: disable=g-import-not-at-top
-  from problems import synthetic  # pylint: disable=g-import-not-at-top
+  from tests.commands import t2t_command
+  from problems import synthetic
   data, out = run_dir
   target = tmp_path / "test.decoded"
   done = t2t_command("t2t_decoder", "--problem=translate_synthetic",
@@ -100,15 +100,15 @@ def test_decode_split_writes_outputs_sources_and_references(run_dir,
 
 
 def test_decodes_in_the_precision_the_run_trained_in(run_dir, tmp_path):
-  import io  # pylint: disable=g-import-not-at-top
-  import json  # pylint: disable=g-import-not-at-top
-  import shutil  # pylint: disable=g-import-not-at-top
-  import keras  # pylint: disable=g-import-not-at-top
-  from tests.commands import t2t_command  # pylint: disable=g-import-not-at-top
-  from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
-  from t2t_keras.decoding import run as decoding_run  # pylint: disable=g-import-not-at-top
-  from t2t_keras.export.run import export_run  # pylint: disable=g-import-not-at-top
-  from t2t_keras.io.lines import LineReader  # pylint: disable=g-import-not-at-top
+  import io
+  import json
+  import shutil
+  import keras
+  from tests.commands import t2t_command
+  from t2t_keras.errors import UserError
+  from t2t_keras.decoding import run as decoding_run
+  from t2t_keras.export.run import export_run
+  from t2t_keras.io.lines import LineReader
   data, out = run_dir
   # The same float32 weights, as if trained with mixed bfloat16.
   mixed = str(tmp_path / "mixed")

@@ -38,7 +38,7 @@ def batch(vocab, lines):
 
 def test_filter_logits_keeps_the_top_k_and_the_nucleus():
   log_probs = tf.math.log(tf.constant([[0.5, 0.3, 0.15, 0.05]]))
-  kept = lambda logits: (logits.numpy()[0] > -1e8).tolist()  # pylint: disable=unnecessary-lambda-assignment
+  kept = lambda logits: (logits.numpy()[0] > -1e8).tolist()
   assert kept(filter_logits(log_probs, "topk", top_k=2)) == [1, 1, 0, 0]
   assert kept(filter_logits(log_probs, "topk", top_k=0)) == [1, 1, 1, 1]
   assert kept(filter_logits(log_probs, "topp", top_p=0.7)) == [1, 1, 0, 0]

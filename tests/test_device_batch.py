@@ -51,7 +51,7 @@ def test_gpu_memory_is_the_first_visible_gpus_and_what_is_free_on_it():
   """Stand-ins for TensorFlow and device_lib: with GPUs 0-3 and only 2 and 3
   visible (--worker_gpu, CUDA_VISIBLE_DEVICES), device_lib is asked about
   physical GPU 2 alone, and what TensorFlow holds there already is left."""
-  import types  # pylint: disable=g-import-not-at-top
+  import types
   asked = []
   visible = [types.SimpleNamespace(name=f"/physical_device:GPU:{i}")
              for i in (2, 3)]

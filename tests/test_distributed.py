@@ -101,7 +101,7 @@ def sgd_trainer(overrides=""):
   hp = registry.hparams("transformer_tiny").parse(SGD).parse(overrides)
 
   def build():
-    import keras  # pylint: disable=g-import-not-at-top
+    import keras
     keras.utils.set_random_seed(7)
     return t2t_keras.build_model(hparams=hp, vocab_size=20)
 
@@ -161,7 +161,7 @@ def test_average_of_3_checkpoints_is_the_elementwise_mean(tmp_path):
   run_copy(model_dir, 6, every_steps=2)
   path = average_checkpoints(model_dir, n=3, log=lambda _: None)
   assert os.path.basename(path) == "ckpt-6"
-  from t2t_keras.models.builder import build_model_from_dir  # pylint: disable=g-import-not-at-top
+  from t2t_keras.models.builder import build_model_from_dir
 
   def weights(directory, checkpoint):
     model, _, _ = build_model_from_dir(directory)
@@ -254,7 +254,7 @@ def test_mixed_precision_steps(tmp_path, dtype):
                            f",activation_dtype={dtype}")
   assert f"{dtype} activations" in logs[0]
   assert np.isfinite(metrics["loss"])
-  import keras  # pylint: disable=g-import-not-at-top
+  import keras
   assert keras.config.dtype_policy().name == "float32"   # restored
   with dtype_policy(dtype):
     model = t2t_keras.build_model("transformer_tiny", vocab_size=12,
@@ -510,8 +510,8 @@ CUINIT = ("failed call to cuInit: INTERNAL: CUDA error: Failed call to "
 ])
 def test_gpus_asked_for_and_not_seen_are_one_line(asked, seen, cuda, allow,
                                                   said, expected):
-  from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
-  from t2t_keras.training.strategy import check_gpus  # pylint: disable=g-import-not-at-top
+  from t2t_keras.errors import UserError
+  from t2t_keras.training.strategy import check_gpus
   if expected is None:
     check_gpus(asked, seen, cuda, allow, said)
     return
@@ -523,7 +523,7 @@ def test_gpus_asked_for_and_not_seen_are_one_line(asked, seen, cuda, allow,
 def test_worker_gpu_on_a_cpu_only_machine_stops_before_writing(tmp_path):
   """t2t-trainer --worker_gpu=2 where TensorFlow sees no GPU: one line
   naming what was asked and what it sees, exit 2, nothing written."""
-  from commands import t2t_command  # pylint: disable=g-import-not-at-top
+  from commands import t2t_command
   out = tmp_path / "run"
   done = t2t_command("t2t_trainer", "--problem=copy_sequence",
                      "--hparams_set=transformer_tiny", f"--output_dir={out}",
@@ -540,7 +540,7 @@ def test_votes_are_any_or_mean_and_acted_on_at_their_step():
   """training.cluster on one replica: a ballot in order, the summed ballot
   taken as the decision after one update (at that step only), and the
   blocking collectives' answers."""
-  from t2t_keras.training.cluster import ANY, MEAN, Cluster  # pylint: disable=g-import-not-at-top
+  from t2t_keras.training.cluster import ANY, MEAN, Cluster
   cluster = Cluster(tf.distribute.get_strategy())
   assert (cluster.workers, cluster.rank, cluster.chief) == (1, 0, True)
   cluster.ballot("stop", ANY)
@@ -565,17 +565,17 @@ def test_worker_timeout_shares_out_over_the_health_checks():
   """--worker_timeout_secs sets how long each of TensorFlow's health
   checks of the other workers waits, so that their tries together take
   about that long (TensorFlow's own: 3 tries of 10 s)."""
-  from t2t_keras.kernels.distribute import health_check_timeout  # pylint: disable=g-import-not-at-top
+  from t2t_keras.kernels.distribute import health_check_timeout
   strategy = types.SimpleNamespace(extended=types.SimpleNamespace(
       _check_health_retry_limit=3, _check_health_timeout=10))
   health_check_timeout(strategy, 30)
-  assert strategy.extended._check_health_timeout == 10  # pylint: disable=protected-access
+  assert strategy.extended._check_health_timeout == 10
   health_check_timeout(strategy, 300)
-  assert strategy.extended._check_health_timeout == 100  # pylint: disable=protected-access
+  assert strategy.extended._check_health_timeout == 100
   # The attributes this reads are TensorFlow's, as its strategy has them.
-  from tensorflow.python.distribute import collective_all_reduce_strategy as c  # pylint: disable=g-import-not-at-top
-  assert c.CollectiveAllReduceExtended._check_health_retry_limit == 3  # pylint: disable=protected-access
-  assert c.CollectiveAllReduceExtended._check_health_timeout == 10  # pylint: disable=protected-access
+  from tensorflow.python.distribute import collective_all_reduce_strategy as c
+  assert c.CollectiveAllReduceExtended._check_health_retry_limit == 3
+  assert c.CollectiveAllReduceExtended._check_health_timeout == 10
 
 
 def test_a_chief_that_refuses_to_start_stops_the_other_in_one_line(

@@ -120,7 +120,7 @@ def test_saved_model_cli_show_and_run(exported):
 
 
 def test_every_op_is_in_tf_servings_registry(exported, tmp_path):
-  from t2t_keras.export import serving_ops  # pylint: disable=g-import-not-at-top
+  from t2t_keras.export import serving_ops
   registry_ops = serving_ops.serving_ops()
   assert len(registry_ops) > 1500 and "SentencepieceOp" in registry_ops
   assert "EagerPyFunc" not in registry_ops     # no Python in a model server
@@ -129,7 +129,7 @@ def test_every_op_is_in_tf_servings_registry(exported, tmp_path):
   assert not {op for op in ops if op.startswith("Xla")}
   assert serving_ops.missing_ops(exported[0]) == []
   # The check can fail: a graph with a Python function in it.
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   module = tf.Module()
   module.f = tf.function(lambda x: tf.py_function(lambda y: y + 1, [x],
                                                    tf.float32),
@@ -140,7 +140,7 @@ def test_every_op_is_in_tf_servings_registry(exported, tmp_path):
 
 def transposes(saved_model_dir):
   """The number of Transpose nodes in a SavedModel's functions."""
-  from tensorflow.core.protobuf import saved_model_pb2  # pylint: disable=g-import-not-at-top
+  from tensorflow.core.protobuf import saved_model_pb2
   proto = saved_model_pb2.SavedModel()
   with open(os.path.join(saved_model_dir, "saved_model.pb"), "rb") as f:
     proto.ParseFromString(f.read())
@@ -155,8 +155,8 @@ def test_the_pre_softmax_matrix_is_stored_transposed(trained_run, exported,
   decoder self-attention's [W^Q W^K W^V]; its searches read them instead of
   transposing W a request and making three products a step, and the
   outputs are those of an export without them (T2T_KERAS_KERNELS=0)."""
-  import numpy as np  # pylint: disable=g-import-not-at-top
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import numpy as np
+  import tensorflow as tf
   data, out = trained_run
   model, _, _, _ = load_model_from_dir(out)
   stored = tf.saved_model.load(exported[0]).transposed
@@ -248,8 +248,8 @@ def test_cli_and_existing_version(trained_run, tmp_path):
 
 def test_a_saved_model_with_missing_or_cut_variables_is_one_line(exported,
                                                                  tmp_path):
-  import glob  # pylint: disable=g-import-not-at-top
-  import shutil  # pylint: disable=g-import-not-at-top
+  import glob
+  import shutil
   missing, cut = tmp_path / "missing", tmp_path / "cut"
   for copy in (missing, cut):
     shutil.copytree(exported[0], copy)

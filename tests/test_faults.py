@@ -362,8 +362,8 @@ def test_run_files_with_values_of_the_wrong_type(run_copy, name, field,
 
 def test_best_mixture_and_shard_records_of_the_wrong_type(run_copy,
                                                           tmp_path):
-  from t2t_keras.data import mixture  # pylint: disable=g-import-not-at-top
-  from t2t_keras import registry  # pylint: disable=g-import-not-at-top
+  from t2t_keras.data import mixture
+  from t2t_keras import registry
   data, out = run_copy
   best = os.path.join(out, "best")
   os.makedirs(best, exist_ok=True)
@@ -394,7 +394,7 @@ def test_best_mixture_and_shard_records_of_the_wrong_type(run_copy,
   copy = str(tmp_path / "data")
   shutil.copytree(data, copy)
   problem = registry.problem("translate_synthetic")
-  manifest = problem._manifest(copy)   # pylint: disable=protected-access
+  manifest = problem._manifest(copy)
   with open(manifest, encoding="utf-8") as f:
     record = json.load(f)
   record["sizes"][sorted(record["sizes"])[0]] = "12"
@@ -402,7 +402,7 @@ def test_best_mixture_and_shard_records_of_the_wrong_type(run_copy,
     json.dump(record, f)
   with pytest.raises(UserError, match=re.escape(
       f"{manifest} is damaged: the size of ")):
-    problem._read_manifest(copy)   # pylint: disable=protected-access
+    problem._read_manifest(copy)
 
 
 def test_a_latest_checkpoint_deleted_before_it_is_read_gives_way(
@@ -410,9 +410,9 @@ def test_a_latest_checkpoint_deleted_before_it_is_read_gives_way(
   """A trainer keeping its last few deletes the checkpoint a reader chose
   as the latest before the reader reads it: the reader uses the newest
   that reads, and says so (it failed in one line before)."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from t2t_keras.training.average import average_checkpoints  # pylint: disable=g-import-not-at-top
-  from t2t_keras.training import average  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
+  from t2t_keras.training.average import average_checkpoints
+  from t2t_keras.training import average
   _, out = run_copy
   paths = checkpoint_io.listed(out)
   chosen = paths[-1]
@@ -445,7 +445,7 @@ def test_a_checkpoint_the_trainer_is_sweeping_counts_as_deleted(run_copy):
   """TensorFlow's CheckpointManager deletes old files between two writes of
   the state file, the first still listing them: files gone and still
   listed is watched until the state drops it; whole files are damage."""
-  import threading  # pylint: disable=g-import-not-at-top
+  import threading
   _, out = run_copy
   paths = checkpoint_io.listed(out)
   assert not checkpoint_io.deleted_by_trainer(paths[-1], out, wait=0.3)

@@ -77,7 +77,7 @@ def test_the_pull_toward_the_source_is_as_strong_under_float16(dtype):
     weights = trainer.model.trainable_variables[0]
     moved = np.array(weights.numpy()) + 1.0
     weights.assign(moved)
-    trainer._apply_step(tf.constant(trainer.cluster.votes()))  # pylint: disable=protected-access
+    trainer._apply_step(tf.constant(trainer.cluster.votes()))
     np.testing.assert_allclose(moved - weights.numpy(), 0.5, rtol=0.01)
 
 
@@ -103,7 +103,7 @@ def test_freezing_for_the_first_steps_only():
 def test_the_continued_schedule_starts_at_the_sources_last_rate(trained_run,
                                                                 tmp_path):
   data, source = trained_run
-  from conftest import TINY_RUN  # pylint: disable=g-import-not-at-top
+  from conftest import TINY_RUN
   out = str(tmp_path / "tuned")
   lines = []
 
@@ -142,7 +142,7 @@ def test_the_continued_schedule_starts_at_the_sources_last_rate(trained_run,
 
 
 def test_a_kept_vocabulary_says_how_well_it_spells_the_new_text(tmp_path):
-  from t2t_keras.data.text_problem import spelling_report  # pylint: disable=g-import-not-at-top
+  from t2t_keras.data.text_problem import spelling_report
 
   class Pieces:   # a vocabulary of letters: "a" 1 piece, "abcd" 4
     def encode(self, word):
@@ -156,12 +156,12 @@ def test_interpolating_toward_the_start(trained_run, tmp_path):
   """t2t-avg-all --interpolate: alpha 1 is the fine-tuned checkpoint, 0
   the weights it started from (the source's), 0.5 their mean; a run that
   did not start from another is one line."""
-  from conftest import TINY_RUN  # pylint: disable=g-import-not-at-top
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from t2t_keras.io import checkpoint_io  # pylint: disable=g-import-not-at-top
-  from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
-  from t2t_keras.models.builder import build_model_from_dir  # pylint: disable=g-import-not-at-top
-  from t2t_keras.training.interpolate import interpolate_with_start  # pylint: disable=g-import-not-at-top
+  from conftest import TINY_RUN
+  import tensorflow as tf
+  from t2t_keras.io import checkpoint_io
+  from t2t_keras.errors import UserError
+  from t2t_keras.models.builder import build_model_from_dir
+  from t2t_keras.training.interpolate import interpolate_with_start
   data, source = trained_run
   out = str(tmp_path / "tuned")
   train(RunConfig("translate_synthetic", "transformer_tiny", out,

@@ -27,7 +27,7 @@ def _skipped(accumulation, micro, updates):
       f"gradient_accumulation_steps={accumulation}")
 
   def build():
-    import keras  # pylint: disable=g-import-not-at-top
+    import keras
     keras.utils.set_random_seed(7)
     return t2t_keras.build_model(hparams=hp, vocab_size=20)
 

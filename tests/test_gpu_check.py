@@ -49,7 +49,7 @@ def test_gpu_check_bounds_its_time_and_keeps_the_figures_it_had(tmp_path):
 
 def test_published_peaks_of_known_gpus():
   sys.path.insert(0, os.path.join(REPO, "benchmarks"))
-  import gpu_check  # pylint: disable=g-import-not-at-top
+  import gpu_check
   assert gpu_check.published_peak(
       "8 GPU(s): NVIDIA H200 (compute capability 9.0)") == ("H200", 989.0)
   assert gpu_check.published_peak("1 GPU(s): NVIDIA A100-SXM4-80GB") == (

@@ -138,8 +138,8 @@ def test_a_stop_whose_exception_was_lost_stops_the_next_batch():
   callback, seen under load) is dropped by Python; it is recorded instead
   (errors.catch_lost_signals, silently) and decoding stops before the next
   batch (errors.check_signals)."""
-  from t2t_keras import errors  # pylint: disable=g-import-not-at-top,import-outside-toplevel
-  from t2t_keras.decoding.backend import Backend  # pylint: disable=g-import-not-at-top,import-outside-toplevel
+  from t2t_keras import errors
+  from t2t_keras.decoding.backend import Backend
 
   class Finalized:
     def __del__(self):   # where the handler's raise came in
@@ -163,11 +163,11 @@ def test_a_stop_whose_exception_was_lost_stops_the_next_batch():
   try:
     with pytest.raises(errors.Interrupted, match="stopped by SIGTERM"):
       Echo().decode(["a", "b", "c"])
-    errors._RECEIVED.clear()  # pylint: disable=protected-access
+    errors._RECEIVED.clear()
     assert Echo().decode(["a", "c"]) == ["A", "C"]
   finally:
     sys.unraisablehook = previous
-    errors._RECEIVED.clear()  # pylint: disable=protected-access
+    errors._RECEIVED.clear()
 
 
 def test_decoder_output_that_is_an_input_or_busy_is_refused(
@@ -211,7 +211,7 @@ def test_decoder_output_that_is_an_input_or_busy_is_refused(
 
 
 def test_output_file_and_dir_appear_whole_or_not_at_all(tmp_path):
-  from t2t_keras.io import outputs  # pylint: disable=g-import-not-at-top
+  from t2t_keras.io import outputs
   target = tmp_path / "file"
   target.write_bytes(b"before")
   with pytest.raises(RuntimeError):
@@ -299,8 +299,8 @@ def test_a_vocabulary_other_than_the_runs_is_refused(trained_run, tmp_path):
   """A --data_dir whose vocabulary is not the run's (its SHA-256 differs
   from model.json's record): one line before anything is loaded, from the
   decoder, the scorer, the exporter and t2t-attention."""
-  import json  # pylint: disable=g-import-not-at-top
-  import shutil  # pylint: disable=g-import-not-at-top
+  import json
+  import shutil
   data, out = trained_run
   run = tmp_path / "run"
   shutil.copytree(out, run)
@@ -413,9 +413,9 @@ def test_saved_model_dirs_that_are_not_one(trained_run, tmp_path):
 def test_a_lock_naming_our_own_pid_is_taken_over(tmp_path):
   """A restarted container can give the new trainer the pid that wrote the
   lock; that lock is stale, not held."""
-  import json  # pylint: disable=g-import-not-at-top
-  import socket  # pylint: disable=g-import-not-at-top
-  from t2t_keras.io.run_lock import RunLock  # pylint: disable=g-import-not-at-top
+  import json
+  import socket
+  from t2t_keras.io.run_lock import RunLock
   lock = tmp_path / "trainer.lock"
   lock.write_text(json.dumps({"pid": os.getpid(),
                               "host": socket.gethostname()}))
@@ -429,7 +429,7 @@ def test_a_lock_naming_our_own_pid_is_taken_over(tmp_path):
 def _limited(limit, name, *args):
   """``python -m t2t_keras.bin.<name>`` under a file-size limit of
   ``limit`` bytes: a write past it fails with EFBIG, as on a full disk."""
-  import resource  # pylint: disable=g-import-not-at-top
+  import resource
 
   def cap():
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))

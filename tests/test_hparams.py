@@ -87,7 +87,7 @@ def test_unsupported_type_rejected():
 
 
 def test_auto_precision_follows_the_cpu_flags():
-  from t2t_keras.models.precision import choose_activation_dtype  # pylint: disable=g-import-not-at-top
+  from t2t_keras.models.precision import choose_activation_dtype
   table = [({"avx2", "fma"}, "float32"),
            ({"avx512f", "avx512_vnni"}, "float32"),
            ({"avx512f", "avx512_bf16"}, "bfloat16"),
@@ -128,7 +128,7 @@ def _gpu(name, major, minor):
 def test_auto_precision_on_gpus(gpus, expected, because):
   """activation_dtype=auto with GPUs visible: by compute capability, whatever
   the CPU has."""
-  from t2t_keras.models.precision import choose_activation_dtype  # pylint: disable=g-import-not-at-top
+  from t2t_keras.models.precision import choose_activation_dtype
   for cpu in ({"avx512_bf16"}, set()):
     dtype, why = choose_activation_dtype(cpu, gpus)
     assert dtype == expected and because in why, (gpus, why)
@@ -136,7 +136,7 @@ def test_auto_precision_on_gpus(gpus, expected, because):
 
 def test_auto_precision_resolves_before_the_run_records_it(tmp_path,
                                                           monkeypatch):
-  from t2t_keras.training import run  # pylint: disable=g-import-not-at-top
+  from t2t_keras.training import run
   logged = []
   for flags, expected in (({"avx512_bf16"}, "bfloat16"), (set(), "float32")):
     monkeypatch.setattr(run, "cpu_flags", lambda f=flags: f)
@@ -177,7 +177,7 @@ def test_the_multi30k_set_is_the_recipe_s_and_the_small_table3_base_is_kept():
   """transformer_multi30k holds the values the recipe's figures were made
   with (docs/recipes.md); the small Table 3's base is the paper's model at
   the CPU hour's size, as its table was made."""
-  from t2t_keras.hparams_sets.transformer import multi30k_table3_base  # pylint: disable=g-import-not-at-top
+  from t2t_keras.hparams_sets.transformer import multi30k_table3_base
   recipe = registry.hparams("transformer_multi30k")
   expected = dict(num_hidden_layers=4, hidden_size=256, filter_size=512,
                   num_heads=4, norm_position="pre",

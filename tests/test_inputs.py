@@ -39,8 +39,8 @@ def test_bleu_reads_past_a_bom(tmp_path):
 
 
 def test_datagen_refuses_a_corpus_changed_since(tmp_path):
-  from t2t_keras.data.corpus import CorpusError  # pylint: disable=g-import-not-at-top
-  from t2t_keras.data.datagen import generate  # pylint: disable=g-import-not-at-top
+  from t2t_keras.data.corpus import CorpusError
+  from t2t_keras.data.datagen import generate
   raw, data = tmp_path / "raw", str(tmp_path / "data")
   raw.mkdir()
   words = "the dog sees a cat near the house with a small tree".split()
@@ -84,8 +84,8 @@ def test_datagen_refuses_a_corpus_changed_since(tmp_path):
 
 
 def test_a_1_mb_dev_line_is_skipped_from_the_dev_loss_and_counted(tmp_path):
-  from t2t_keras.data.datagen import generate  # pylint: disable=g-import-not-at-top
-  from t2t_keras.training.run import RunConfig, train  # pylint: disable=g-import-not-at-top
+  from t2t_keras.data.datagen import generate
+  from t2t_keras.training.run import RunConfig, train
   raw, data = tmp_path / "raw", str(tmp_path / "data")
   raw.mkdir()
   words = "the dog sees a cat near the house with a small tree".split()

@@ -67,7 +67,7 @@ def test_layout_probe_reads_the_fastest_layout(monkeypatch):
   """kernels.layout_probe's rule: packed where its median is the lowest;
   else transposed unless Keras's median is MARGIN times faster;
   T2T_KERAS_KERNELS=1 reads a held layout unmeasured."""
-  from t2t_keras.kernels import layout_probe  # pylint: disable=g-import-not-at-top
+  from t2t_keras.kernels import layout_probe
   monkeypatch.delenv("T2T_KERAS_KERNELS", raising=False)
   shapes = ((512, 2048),)
   for seconds, packed, want in (

@@ -201,7 +201,7 @@ def test_written_out_gradients_are_keras_layers(make, shape, policy):
   """LayerNormalization and Dense (their own gradients on TensorFlow) give
   Keras's outputs and gradients, for the input and every weight, and
   Keras's outputs at inference (LayerNormalization's own forward there)."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   dtype = "float32" if policy == "float32" else "bfloat16"
   x = tf.constant(np.random.RandomState(0).randn(*shape) * 3 + 1, dtype)
   results = []
@@ -231,7 +231,7 @@ def test_bfloat16_bias_gradient_is_the_rounded_exact_column_sum(activation):
   """Dense's bias gradient in bfloat16 is sum(dy) over the rows rounded
   to bfloat16 (to one step), as a product with a row of ones accumulates it (Keras's
   BiasAddGrad missed it by about 10 at 4,096 rows of N(0, 9))."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   rows, units = 4096, 8
   x = tf.constant(np.random.RandomState(0).randn(rows, 16), "bfloat16")
   up = tf.constant(np.random.RandomState(1).randn(rows, units) * 3,
@@ -254,7 +254,7 @@ def test_bfloat16_bias_gradient_is_the_rounded_exact_column_sum(activation):
 
 
 def test_rotary_scores_depend_on_distance_only():
-  from t2t_keras.layers.rotary_attention import rotate  # pylint: disable=g-import-not-at-top
+  from t2t_keras.layers.rotary_attention import rotate
   rng = np.random.RandomState(7)
   q = rng.randn(1, 1, 1, 8).astype("float32")
   k = rng.randn(1, 1, 1, 8).astype("float32")
@@ -271,8 +271,8 @@ def test_rotary_scores_depend_on_distance_only():
 
 
 def test_kernels_rule(monkeypatch):
-  from t2t_keras import kernels  # pylint: disable=g-import-not-at-top
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from t2t_keras import kernels
+  import tensorflow as tf
   monkeypatch.delenv("T2T_KERAS_KERNELS", raising=False)
   assert kernels.enabled() == (
       keras.backend.backend() == "tensorflow"

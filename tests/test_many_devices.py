@@ -85,7 +85,7 @@ def test_xla_on_two_cpus_compiles_each_replica_on_bucket_shapes(
 
 def test_batches_padded_to_bucket_bounds_come_in_one_shape_a_bucket(
     trained_run):
-  from t2t_keras import registry  # pylint: disable=g-import-not-at-top
+  from t2t_keras import registry
   data, _ = trained_run
   hparams = registry.hparams("transformer_tiny").parse(
       "batch_size=256,max_length=40")
@@ -162,9 +162,9 @@ def test_workers_all_reduce_over_nccl_between_gpus(gpus, implementation):
   """TensorFlow's MultiWorkerMirroredStrategy picks its ring over gRPC
   unless told: between GPUs it is told NCCL (a stand-in records what the
   strategy is made with)."""
-  import types  # pylint: disable=g-import-not-at-top
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from t2t_keras.training.strategy import multi_worker_strategy  # pylint: disable=g-import-not-at-top
+  import types
+  import tensorflow as tf
+  from t2t_keras.training.strategy import multi_worker_strategy
   made = multi_worker_strategy(gpus, distribute=types.SimpleNamespace(
       experimental=tf.distribute.experimental,
       MultiWorkerMirroredStrategy=lambda **kwargs: kwargs))
@@ -178,7 +178,7 @@ def test_gpu_memory_growth_is_tensorflows_switch(tmp_path):
                      "--problem=copy_sequence", "--hparams_set=nonesuch",
                      f"--output_dir={tmp_path}")
   assert done.returncode == 2   # the flag parses; the bad name is refused
-  from t2t_keras.bin import common  # pylint: disable=g-import-not-at-top
+  from t2t_keras.bin import common
   environ = {}
   common.gpu_environment(True, environ)
   assert environ == {"TF_FORCE_GPU_ALLOW_GROWTH": "true"}

@@ -57,7 +57,7 @@ def test_t2t_bleu_equals_the_sacrebleu_command(bleu_files):
 def test_chrf_and_ter_equal_sacrebleus_own(bleu_files):
   """--metrics=bleu,chrf,ter prints each as sacrebleu.corpus_chrf and
   corpus_ter compute it, with its signature; the default is bleu,chrf."""
-  import sacrebleu  # pylint: disable=g-import-not-at-top
+  import sacrebleu
   hyp, ref = bleu_files
   with open(hyp, encoding="utf-8") as f:
     hypotheses = f.read().splitlines()

@@ -161,8 +161,8 @@ def test_an_empty_value_is_not_a_flag_given():
   """``--saved_model_dir=`` (a script's empty variable) neither picks the
   SavedModel mode nor is refused as a flag the checkpoint mode ignores;
   ``--saved_model_dir=X`` with a checkpoint-only flag is refused."""
-  from absl import flags  # pylint: disable=g-import-not-at-top
-  from t2t_keras.bin import modes  # pylint: disable=g-import-not-at-top
+  from absl import flags
+  from t2t_keras.bin import modes
   values = flags.FlagValues()
   flags.DEFINE_string("saved_model_dir", "", "", flag_values=values)
   flags.DEFINE_string("checkpoint_path", "", "", flag_values=values)

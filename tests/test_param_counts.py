@@ -7,7 +7,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), "benchmarks"))
-import param_counts  # pylint: disable=g-import-not-at-top,wrong-import-position
+import param_counts
 
 VOCAB = 37000
 # The paper's counts sit ~2M above ours in every row, as if its embedding

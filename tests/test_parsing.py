@@ -270,8 +270,8 @@ def test_linearization_is_recorded_and_a_mismatch_refused(shared_data,
                                                          tmp_path):
   """parsing_wsj's tree options live in the data directory: every command
   reads them back, and datagen refuses other ones there in one line."""
-  from conftest import wsj_sample_data  # pylint: disable=g-import-not-at-top
-  from commands import t2t_command  # pylint: disable=g-import-not-at-top
+  from conftest import wsj_sample_data
+  from commands import t2t_command
   data = wsj_sample_data(shared_data, tmp_path, "parsing_wsj", 40,
                          order="top-down", leaves="xx")
   problem = registry.problem("parsing_wsj").for_data(data)

@@ -39,8 +39,8 @@ def test_plain_path_in_bfloat16_on_two_cpus(trained_run, tmp_path):
       second.stdout, second.stdout
   assert re.search(r"^step 70: dev loss", second.stdout, re.M)
 
-  from t2t_keras import registry  # pylint: disable=g-import-not-at-top
-  from t2t_keras.decoding.run import split_text  # pylint: disable=g-import-not-at-top
+  from t2t_keras import registry
+  from t2t_keras.decoding.run import split_text
   problem = registry.problem("translate_synthetic").for_data(data)
   _, lines, _ = split_text(problem, data, "dev")
   sources = tmp_path / "sources.txt"

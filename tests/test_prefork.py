@@ -115,7 +115,7 @@ def test_signals_reach_the_command_and_ignored_ones_stay_ignored(tmp_path):
 def test_closed_streams_and_the_file_size_limit(tmp_path):
   """A stream the client has closed is None in the command, as in a fresh
   python; the client's file-size limit holds in the command."""
-  import resource  # pylint: disable=g-import-not-at-top
+  import resource
   code = ("import sys; print(sys.stdout is None, file=sys.stderr); "
           f"f = open({str(tmp_path / 'big')!r}, 'wb', buffering=0); "
           "[f.write(b'x' * 2048) for _ in range(3)]")

@@ -55,7 +55,7 @@ def test_layers_and_models_read_no_decoding_kernel():
 
 def tiny(name, seed):
   """A small model whose biases are not zero (as trained ones are not)."""
-  import keras  # pylint: disable=g-import-not-at-top
+  import keras
   keras.utils.set_random_seed(seed)
   model = t2t_keras.build_model(f"{name}_tiny", vocab_size=VOCAB, model=name,
                                 hparams_overrides=SMALL)

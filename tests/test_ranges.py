@@ -43,7 +43,7 @@ def test_decode_hparams_out_of_range(trained_run, tmp_path, setting, said):
       tmp_path, "t2t_decoder", "--problem=translate_synthetic",
       f"--data_dir={data}", f"--output_dir={out}",
       f"--decode_hparams={setting}")
-  import json  # pylint: disable=g-import-not-at-top
+  import json
   with open(os.path.join(out, "model.json"), encoding="utf-8") as f:
     vocab = json.load(f)["target_vocab_size"]
   assert done.returncode == 2, done.stderr[-2000:]
@@ -81,7 +81,7 @@ def test_trainer_hparams_out_of_range(trained_run, tmp_path, setting, said):
 
 
 def test_the_library_checks_what_it_builds():
-  from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top
+  from t2t_keras.decoding.options import decode_hparams
   with pytest.raises(UserError, match=r"decode hparams: beam_size=0 is out "):
     decode_hparams("beam_size=0")
   assert decode_hparams("beam_size=1,alpha=0").beam_size == 1

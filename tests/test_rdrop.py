@@ -70,9 +70,9 @@ def test_the_loss_is_the_papers_halved():
 
 def test_without_dropout_it_is_the_plain_loss(trained_run):
   data, out = trained_run
-  from t2t_keras.models.builder import load_model_from_dir  # pylint: disable=g-import-not-at-top
+  from t2t_keras.models.builder import load_model_from_dir
   model, hparams, _, _ = load_model_from_dir(out)
-  for layer in model._flatten_layers():  # pylint: disable=protected-access
+  for layer in model._flatten_layers():
     if hasattr(layer, "rate"):
       layer.rate = 0.0
   problem = registry.problem("translate_synthetic")

@@ -258,7 +258,7 @@ def test_table3_at_toy_scale(shared_data, tmp_path):
 
 
 def _time_to_bleu_module():
-  import importlib.util  # pylint: disable=g-import-not-at-top
+  import importlib.util
   spec = importlib.util.spec_from_file_location(
       "time_to_bleu", os.path.join(REPO, "benchmarks", "time_to_bleu.py"))
   module = importlib.util.module_from_spec(spec)
@@ -382,7 +382,7 @@ def test_finetune_alpha_chooses_by_the_aim_on_dev():
   """recipes/finetune_alpha.py: the best dev chrF among the weights that
   keep Multi30k val within 1.0 BLEU of the source; else the best val."""
   sys.path.insert(0, os.path.join(REPO, "recipes"))
-  import finetune_alpha  # pylint: disable=g-import-not-at-top,import-outside-toplevel
+  import finetune_alpha
   candidates = {("a", "0.5"): {"dev": (2.0, 21.0), "val": (41.0, 63.0)},
                 ("a", "0.7"): {"dev": (2.2, 22.5), "val": (40.3, 62.0)},
                 ("a", "0.9"): {"dev": (2.5, 23.5), "val": (39.0, 61.0)},

@@ -62,7 +62,7 @@ def test_hparams_lookup_returns_fresh_copies():
 def test_duplicate_name_from_elsewhere_is_an_error():
   with pytest.raises(registry.RegistryError, match="already registered"):
     @registry.register_hparams
-    def transformer_base():  # pylint: disable=unused-variable
+    def transformer_base():
       return None
 
 
@@ -92,7 +92,7 @@ def test_import_usr_dir_needs_a_package(tmp_path):
 def test_usr_dir_named_like_a_standard_module_is_the_users(tmp_path):
   """A folder called ``code`` (a standard module, already imported here)
   is imported from its path, with its relative imports."""
-  import code  # noqa: F401  # pylint: disable=g-import-not-at-top,unused-import
+  import code  # noqa: F401
   usr = tmp_path / "code"
   usr.mkdir()
   (usr / "__init__.py").write_text("from . import sets  # noqa\n")

@@ -114,7 +114,7 @@ def test_a_checkpoint_without_a_data_position_resumes_by_re_reading(tmp_path):
   """A run directory from before data positions were kept (its data/ folder
   gone): the resumed run says so, re-reads the batches its updates used, and
   ends with the unbroken run's weights."""
-  from t2t_keras.training.run import CheckpointPolicy, RunConfig, train  # pylint: disable=g-import-not-at-top
+  from t2t_keras.training.run import CheckpointPolicy, RunConfig, train
 
   def run(out, steps):
     logs = []
@@ -130,7 +130,7 @@ def test_a_checkpoint_without_a_data_position_resumes_by_re_reading(tmp_path):
   assert sorted(os.listdir(tmp_path / "old" / "data" / "pipeline-0-of-1")) \
       == sorted(f"ckpt-{s}.{e}" for s in (2, 4)
                 for e in ("index", "data-00000-of-00001"))
-  import shutil  # pylint: disable=g-import-not-at-top
+  import shutil
   shutil.rmtree(tmp_path / "old" / "data")
   logs = run(tmp_path / "old", 6)
   assert any("ckpt-4 has no saved data position" in line and

@@ -78,9 +78,9 @@ def test_latency_jax_column_at_toy_sizes(tmp_path):
 
 
 def test_latency_verdicts_name_our_fastest_mode():
-  import sys  # pylint: disable=g-import-not-at-top
+  import sys
   sys.path.insert(0, os.path.join(REPO, "benchmarks", "speed"))
-  import latency  # pylint: disable=g-import-not-at-top
+  import latency
   shape = latency.SHAPES[0]
   seconds = {(shape, "t2t_keras", "float32"): 0.5,
              (shape, "t2t_keras", "xla"): 0.2,

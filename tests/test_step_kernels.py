@@ -60,7 +60,7 @@ def test_step_attention_is_equation_1(batch, monkeypatch):
 
 @pytest.fixture(name="model", scope="module")
 def fixture_model():
-  import keras  # pylint: disable=g-import-not-at-top
+  import keras
   keras.utils.set_random_seed(3)
   return t2t_keras.build_model(
       "transformer_tiny", vocab_size=VOCAB,
@@ -145,8 +145,8 @@ def test_a_decoder_of_fixed_weights_reads_copies(model, beam, monkeypatch):
   """t2t-decoder's Decoder (``fixed_weights``) is prepared with W^T and
   each decoder self-attention's [W^Q W^K W^V] stored once and decodes the
   ids of one that stores none (validation's, whose weights change)."""
-  from t2t_keras.decoding.decoder import Decoder  # pylint: disable=g-import-not-at-top
-  from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top
+  from t2t_keras.decoding.decoder import Decoder
+  from t2t_keras.decoding.options import decode_hparams
   monkeypatch.setenv("T2T_KERAS_KERNELS", "1")
   hparams = decode_hparams(f"beam_size={beam},extra_length=6")
   plain = Decoder(model, None, hparams)

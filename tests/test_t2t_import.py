@@ -63,8 +63,8 @@ def test_decodes_as_tensor2tensor(imported, run, search, beam, tmp_path):
 
 
 def test_saved_model_decodes_as_tensor2tensor(imported, tmp_path):
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  import tensorflow_text  # noqa: F401 (registers the graph's ops)  # pylint: disable=g-import-not-at-top,unused-import
+  import tensorflow as tf
+  import tensorflow_text  # noqa: F401 (registers the graph's ops)
   out_dir, data_dir = imported["tiny"]
   done = command("t2t_exporter", "--problem=t2t_import",
                  f"--data_dir={data_dir}", f"--output_dir={out_dir}",

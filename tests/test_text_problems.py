@@ -146,8 +146,8 @@ def test_bucket_boundaries():
 def test_tfds_path_on_tfds_test_data_through_datagen_and_training(tmp_path):
   """translate_ende's TFDS source on the examples tfds.testing makes in
   place of wmt14_translate: datagen, then a few training steps."""
-  import tensorflow_datasets as tfds  # pylint: disable=g-import-not-at-top
-  from t2t_keras.training.run import RunConfig, train  # pylint: disable=g-import-not-at-top
+  import tensorflow_datasets as tfds
+  from t2t_keras.training.run import RunConfig, train
   log = []
   data = str(tmp_path / "data")
   with tfds.testing.mock_data(num_examples=40):
@@ -170,8 +170,8 @@ def test_tfds_real_builder_offline_is_one_line_and_leaves_no_data_dir(
   """The real wmt14_translate builder (its imports, its download manager)
   as far as the download, with every connection refused: one line naming
   the dataset and the local-files way, and no data directory."""
-  from tensorflow_datasets.core.download import downloader  # pylint: disable=g-import-not-at-top
-  from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
+  from tensorflow_datasets.core.download import downloader
+  from t2t_keras.errors import UserError
   monkeypatch.setattr(downloader, "MAX_RETRIES", 0)   # fail at once
   for proxy in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
     monkeypatch.setenv(proxy, "http://127.0.0.1:9")  # refused
@@ -192,7 +192,7 @@ def test_tfds_real_builder_offline_is_one_line_and_leaves_no_data_dir(
 
 
 def test_synthetic_problem_is_generated_and_held_out(tmp_path):
-  from problems import synthetic  # pylint: disable=g-import-not-at-top
+  from problems import synthetic
   train = synthetic.generate("train")
   dev = synthetic.generate("dev")
   assert len(train) == 40000 and len(dev) == 1000
@@ -311,7 +311,7 @@ def test_a_split_that_fails_part_way_leaves_no_shard(tmp_path):
   """Input that fails after some examples were written (files found
   misaligned when read, a signal): no shard of the split, finished or
   partial, is left for a rerun to take as done."""
-  from t2t_keras.data import shards  # pylint: disable=g-import-not-at-top
+  from t2t_keras.data import shards
 
   def examples():
     yield [5, 6, 1], [7, 1]

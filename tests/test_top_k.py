@@ -36,7 +36,7 @@ def test_log_normalizer_is_log_sum_exp():
 
 
 def test_beam_search_same_with_plain_top_k(monkeypatch):
-  import keras  # pylint: disable=g-import-not-at-top
+  import keras
   keras.utils.set_random_seed(4)
   model = t2t_keras.build_model(
       "transformer_tiny", vocab_size=4500,

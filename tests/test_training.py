@@ -86,14 +86,14 @@ def test_train_step_does_not_retrace_across_shapes():
     feats = {"inputs": np.full((batch, length), 3, "int64"),
              "targets": np.full((batch, length + 1), 4, "int64")}
     trainer.train_step([feats])
-  assert trainer._update_step.experimental_get_tracing_count() == 1  # pylint: disable=protected-access
+  assert trainer._update_step.experimental_get_tracing_count() == 1
   assert trainer.step == 3
   assert ops.convert_to_numpy(trainer.optimizer.iterations) == 3
 
 
 def test_fused_adam_is_keras_adam():
-  from t2t_keras.kernels.fused_adam import FusedAdam  # pylint: disable=g-import-not-at-top
-  import keras  # pylint: disable=g-import-not-at-top
+  from t2t_keras.kernels.fused_adam import FusedAdam
+  import keras
   results = []
   for cls in (keras.optimizers.Adam, FusedAdam):
     w = keras.Variable(np.arange(6, dtype="float32").reshape(2, 3))
@@ -109,8 +109,8 @@ def test_fused_adam_is_keras_adam():
 def test_xla_loss_kernels_equal_the_keras_ops_loss():
   """TensorFlow's fused loss (kernels/loss.py) and the plain keras.ops
   formula give the same values and gradients."""
-  from t2t_keras.kernels import loss as loss_kernel  # pylint: disable=g-import-not-at-top
-  from t2t_keras.training import loss as loss_module  # pylint: disable=g-import-not-at-top
+  from t2t_keras.kernels import loss as loss_kernel
+  from t2t_keras.training import loss as loss_module
   rng = np.random.RandomState(1)
   logits = tf.constant(rng.randn(3, 5, 11).astype("float32") * 4)
   targets = tf.constant(rng.randint(0, 11, size=(3, 5)), tf.int32)

@@ -75,8 +75,8 @@ def test_cached_decoding_equals_full_pass(overrides):
 def test_logits_are_float32_under_mixed_bfloat16():
   """The model's logits are float32; the training loss's stay bfloat16 (no
   float32 copy) and give the same loss."""
-  import keras  # pylint: disable=g-import-not-at-top
-  from t2t_keras.training.loss import smoothed_cross_entropy  # pylint: disable=g-import-not-at-top
+  import keras
+  from t2t_keras.training.loss import smoothed_cross_entropy
   keras.config.set_dtype_policy("mixed_bfloat16")
   try:
     model = tiny("layer_prepostprocess_dropout=0,attention_dropout=0,"
@@ -130,7 +130,7 @@ def test_dropout_is_applied_only_in_training():
 
 
 def test_keras_save_and_load(tmp_path):
-  import keras  # pylint: disable=g-import-not-at-top
+  import keras
   model = tiny("pos=emb")
   feats = {"inputs": np.full((1, 4), 3, "int32"),
            "targets": np.full((1, 3), 4, "int32")}
@@ -147,7 +147,7 @@ def test_keras_save_and_load(tmp_path):
 def test_object_checkpoint_holds_every_weight(tmp_path, overrides):
   """tf.train.Checkpoint(model=...) must save all weights by name (Keras 3
   hides lists of layers from it), so averaged and exported models are whole."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   model = tiny(overrides)
   path = tf.train.Checkpoint(model=model).write(str(tmp_path / "ckpt"))
   saved = [k for k in tf.train.load_checkpoint(path).get_variable_to_shape_map()
@@ -164,8 +164,8 @@ def test_building_runs_each_layer_once(monkeypatch):
   once, eagerly: Keras traces a layer without ``build`` symbolically first
   (three runs of each layer inside a stack), which took twice as long
   to build a model (2.16 s against 1.02 s for this tiny one)."""
-  from t2t_keras.layers.decoder import DecoderLayer  # pylint: disable=g-import-not-at-top
-  from t2t_keras.layers.encoder import EncoderLayer  # pylint: disable=g-import-not-at-top
+  from t2t_keras.layers.decoder import DecoderLayer
+  from t2t_keras.layers.encoder import EncoderLayer
   runs = []
   for cls in (EncoderLayer, DecoderLayer):
     def counted(self, *args, _call=cls.call, **kwargs):

@@ -31,8 +31,8 @@ def _train_freeing_its_iterator(*args, **kwargs):
   """``_train``, and that the run freed its tf.data iterators rather than
   leave them to a collection that waits on their autotuning threads
   (``gc.get_objects`` lists those in unreachable cycles too)."""
-  from tensorflow.python.data.ops.iterator_ops import OwnedIterator  # pylint: disable=g-import-not-at-top
-  live = lambda: sum(isinstance(o, OwnedIterator) for o in gc.get_objects())  # pylint: disable=unnecessary-lambda-assignment
+  from tensorflow.python.data.ops.iterator_ops import OwnedIterator
+  live = lambda: sum(isinstance(o, OwnedIterator) for o in gc.get_objects())
   gc.collect()
   gc.disable()
   try:
@@ -75,8 +75,8 @@ def test_best_checkpoint_by_chrf(trained_run, tmp_path):
   """--eval_metric=chrf: validation prints and keeps sacreBLEU's chrF, the
   same number sacrebleu.corpus_chrf gives the outputs; parsing refuses
   it in one line."""
-  import sacrebleu  # pylint: disable=g-import-not-at-top
-  from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
+  import sacrebleu
+  from t2t_keras.errors import UserError
   data, _ = trained_run
   out = str(tmp_path / "run")
   _, lines = _train(data, out, steps=20, every=20, eval_metric="chrf")

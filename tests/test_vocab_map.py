@@ -34,7 +34,7 @@ def _vocab(data):
 
 def _embeddings(run, checkpoint):
   model, _, _ = build_model_from_dir(run)
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   checkpoint_io.restore(tf.train.Checkpoint(model=model), checkpoint)
   return model.target_embedding.embeddings.numpy()
 

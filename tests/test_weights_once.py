@@ -17,7 +17,7 @@ VOCAB = 40
 
 @pytest.fixture(name="mixed_model")
 def fixture_mixed_model():
-  import keras  # pylint: disable=g-import-not-at-top
+  import keras
   keras.config.set_dtype_policy("mixed_bfloat16")
   try:
     keras.utils.set_random_seed(5)

@@ -21,7 +21,7 @@ WEIGHTS = "model.00.safetensors"
 
 
 def vocab(spm_model, out):
-  import sentencepiece  # pylint: disable=g-import-not-at-top
+  import sentencepiece
   processor = sentencepiece.SentencePieceProcessor(model_file=spm_model)
   with open(out, "w", encoding="utf-8") as f:
     for i in range(processor.get_piece_size()):
@@ -32,8 +32,8 @@ def vocab(spm_model, out):
 
 
 def average(out_dir, step_dirs):
-  import torch  # pylint: disable=g-import-not-at-top
-  from safetensors.torch import load_file, save_file  # pylint: disable=g-import-not-at-top
+  import torch
+  from safetensors.torch import load_file, save_file
   total = None
   for step_dir in step_dirs:
     weights = load_file(os.path.join(step_dir, WEIGHTS))

@@ -21,13 +21,13 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
-import tensorflow as tf  # pylint: disable=g-import-not-at-top,wrong-import-position
-import tf_keras  # pylint: disable=g-import-not-at-top,wrong-import-position
-from official.nlp.modeling import models  # pylint: disable=g-import-not-at-top,wrong-import-position
-from official.nlp.tasks import translation  # pylint: disable=g-import-not-at-top,wrong-import-position
+import numpy as np
+import tensorflow as tf
+import tf_keras
+from official.nlp.modeling import models
+from official.nlp.tasks import translation
 
-import shapes  # pylint: disable=g-import-not-at-top,wrong-import-position
+import shapes
 
 
 def build(args, s, beam):
@@ -62,7 +62,7 @@ def train(args, s):
   def step():
     with tf.GradientTape() as tape:
       logits = model({"inputs": inputs, "targets": targets}, training=True)
-      losses, weights = translation._padded_cross_entropy_loss(  # pylint: disable=protected-access
+      losses, weights = translation._padded_cross_entropy_loss(
           tf.cast(logits, tf.float32), targets, shapes.LABEL_SMOOTHING,
           s["vocab"])
       loss = tf.reduce_sum(losses) / tf.reduce_sum(weights)

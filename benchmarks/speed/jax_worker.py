@@ -16,14 +16,14 @@ sys.path.insert(0, os.environ.get("T2T_KERAS_TREE") or
                 os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, HERE)
 
-import jax  # pylint: disable=g-import-not-at-top,wrong-import-position
-import keras  # pylint: disable=g-import-not-at-top,wrong-import-position
-import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
+import jax
+import keras
+import numpy as np
 
-import shapes  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras import registry  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.decoding.jax_search import JaxSearch  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top,wrong-import-position
+import shapes
+from t2t_keras import registry
+from t2t_keras.decoding.jax_search import JaxSearch
+from t2t_keras.decoding.options import decode_hparams
 
 
 def decode(args, s):

@@ -28,14 +28,14 @@ sys.path.insert(0, os.environ.get("T2T_KERAS_TREE") or
                 os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, HERE)
 
-import keras  # pylint: disable=g-import-not-at-top,wrong-import-position
-import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
-import tensorflow as tf  # pylint: disable=g-import-not-at-top,wrong-import-position
+import keras
+import numpy as np
+import tensorflow as tf
 
-import shapes  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras import registry  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.decoding import beam_search, greedy_decode  # pylint: disable=g-import-not-at-top,wrong-import-position
-from t2t_keras.training.trainer import Trainer  # pylint: disable=g-import-not-at-top,wrong-import-position
+import shapes
+from t2t_keras import registry
+from t2t_keras.decoding import beam_search, greedy_decode
+from t2t_keras.training.trainer import Trainer
 
 
 def build(model_name, vocab, policy):
@@ -62,7 +62,7 @@ def train(args, s):
     # The loop t2t-trainer runs (Trainer.fit: hooks, progress lines every
     # ``steps``), over one batch repeated, after 2 updates of warm-up.
     data = iter(tf.data.Dataset.from_tensors(features).repeat())
-    quiet = lambda _: None  # pylint: disable=unnecessary-lambda-assignment
+    quiet = lambda _: None
     trainer.fit(data, 2, log_every=2, log=quiet)
     start = time.perf_counter()
     trainer.fit(data, 2 + args.steps, log_every=args.steps, log=quiet)
@@ -79,9 +79,9 @@ def decode_ours(args, s, inputs):
   model, _ = build(args.model, s["vocab"], policy)
   extra = s["output_length"] - s["decode_source_length"]
   if args.task == "beam":
-    fn = lambda x: beam_search(model, x, shapes.BEAM, shapes.ALPHA, extra)[0]  # pylint: disable=unnecessary-lambda-assignment
+    fn = lambda x: beam_search(model, x, shapes.BEAM, shapes.ALPHA, extra)[0]
   else:
-    fn = lambda x: greedy_decode(model, x, extra)[0]  # pylint: disable=unnecessary-lambda-assignment
+    fn = lambda x: greedy_decode(model, x, extra)[0]
   search = tf.function(fn, input_signature=[tf.TensorSpec([None, None],
                                                           tf.int32)],
                        jit_compile=args.precision == "xla" or None)
@@ -118,8 +118,8 @@ class IdText(tf.Module):
 def export_savedmodel(args, s, folder):
   """The random base model exported for ``args.task`` into ``folder``
   (t2t-exporter's code; version 1): its path."""
-  from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top
-  from t2t_keras.export.exporter import export  # pylint: disable=g-import-not-at-top
+  from t2t_keras.decoding.options import decode_hparams
+  from t2t_keras.export.exporter import export
   policy = "mixed_bfloat16" if args.precision == "bfloat16" else "float32"
   model, _ = build(args.model, s["vocab"], policy)
   beam = shapes.BEAM if args.task == "beam" else 1
@@ -140,9 +140,9 @@ def decode_savedmodel(args, s, inputs):
 
 
 def decode_ct2(args, s, inputs):
-  import ctranslate2  # pylint: disable=g-import-not-at-top
-  from t2t_keras.decoding.options import decode_hparams  # pylint: disable=g-import-not-at-top
-  from t2t_keras.export.ctranslate2 import save_model  # pylint: disable=g-import-not-at-top
+  import ctranslate2
+  from t2t_keras.decoding.options import decode_hparams
+  from t2t_keras.export.ctranslate2 import save_model
   model, _ = build(args.model, s["vocab"], "float32")
   pieces = ["<pad>", "</s>", "<unk>"] + [f"p{i}" for i in range(3, s["vocab"])]
   hparams = decode_hparams(f"extra_length={s['output_length']}")

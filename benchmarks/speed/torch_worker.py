@@ -17,11 +17,11 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
-import torch  # pylint: disable=g-import-not-at-top,wrong-import-position
-from torch import nn  # pylint: disable=g-import-not-at-top,wrong-import-position
+import numpy as np
+import torch
+from torch import nn
 
-import shapes  # pylint: disable=g-import-not-at-top,wrong-import-position
+import shapes
 
 
 class Seq2Seq(nn.Module):

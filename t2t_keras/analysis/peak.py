@@ -21,7 +21,7 @@ def matmul_peaks(size, repeats=5, chain=None):
   product goes back to the host, so on a GPU the figure is the device's,
   not the copy's. ``chain``: default 8 where a GPU is visible (one product
   there is shorter than a launch's overhead), else 1."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   if chain is None:
     chain = 8 if tf.config.list_physical_devices("GPU") else 1
   peaks = {}

@@ -20,9 +20,9 @@ def png_name(kind, layer, head):
 def write_heatmaps(maps, out_dir):
   """Writes every [layer, head] map of ``maps`` (an ``AttentionMaps``) into
   ``out_dir``; returns the file names written, in order."""
-  import matplotlib  # pylint: disable=g-import-not-at-top
+  import matplotlib
   matplotlib.use("Agg")
-  from matplotlib import pyplot  # pylint: disable=g-import-not-at-top
+  from matplotlib import pyplot
   os.makedirs(out_dir, exist_ok=True)
   names = []
   for kind, weights in maps.weights.items():

@@ -74,13 +74,13 @@ def setup(argv, tensorflow=True, modes=None, backends=("tensorflow",)):
   quietly for a command that uses it, then --t2t_usr_dir. Returns True
   when --registry_help was asked for (and printed), so the command should
   end."""
-  from absl import logging  # pylint: disable=g-import-not-at-top
+  from absl import logging
   logging.set_verbosity(logging.WARNING)
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
   if modes is not None:
     modes.check(flags.FLAGS)
-  from t2t_keras import registry  # pylint: disable=g-import-not-at-top
+  from t2t_keras import registry
   if not flags.FLAGS.t2t_usr_dir:   # a user's names need their import
     given = {name: flags.FLAGS[name].value for name in NAMES
              if name in flags.FLAGS and flags.FLAGS[name].value}
@@ -90,7 +90,7 @@ def setup(argv, tensorflow=True, modes=None, backends=("tensorflow",)):
       # The overrides as the command will apply them (no TensorFlow).
       hparams = registry.hparams(given["hparams_set"]).parse(
           flags.FLAGS.hparams)
-      from t2t_keras import hparam_ranges  # pylint: disable=g-import-not-at-top
+      from t2t_keras import hparam_ranges
       hparam_ranges.check(hparams.values(), hparam_ranges.MODEL, "--hparams")
       if "problem" in given and flags.FLAGS["data_dir"].value:
         hparam_ranges.check_batch_size(
@@ -100,12 +100,12 @@ def setup(argv, tensorflow=True, modes=None, backends=("tensorflow",)):
     check_backend(os.environ, backends)
     gpu_environment(flags.FLAGS.gpu_memory_growth, os.environ)
     if "xla" in flags.FLAGS and flags.FLAGS.xla:
-      from t2t_keras.io.cache import keep_xla_programs  # pylint: disable=g-import-not-at-top
+      from t2t_keras.io.cache import keep_xla_programs
       unusable = keep_xla_programs(os.environ)
       if unusable:
         print(unusable, file=sys.stderr, flush=True)
     # Imported for its side effect: TensorFlow, imported quietly.
-    from t2t_keras.bin import quiet_tensorflow  # noqa: F401  # pylint: disable=g-import-not-at-top,unused-import
+    from t2t_keras.bin import quiet_tensorflow  # noqa: F401
   registry.import_usr_dir(flags.FLAGS.t2t_usr_dir)
   if flags.FLAGS.registry_help:
     print(registry.help_string())
@@ -117,7 +117,7 @@ def check_ranges(flag_values):
   """The numbers in --hparams and the decode hparams flags, against their
   ranges (``hparam_ranges``), before TensorFlow is imported; a beam wider
   than the run's target vocabulary (its model.json) too."""
-  from t2t_keras import hparam_ranges  # pylint: disable=g-import-not-at-top
+  from t2t_keras import hparam_ranges
   if "hparams" in flag_values:
     hparam_ranges.check_overrides(flag_values.hparams, hparam_ranges.MODEL,
                                   "--hparams")
@@ -144,7 +144,7 @@ def check_backend(environ, backends=("tensorflow",)):
   checkpoint on JAX)."""
   backend = environ.get("KERAS_BACKEND", "tensorflow")
   if backend not in backends:
-    from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
+    from t2t_keras.errors import UserError
     raise UserError(
         f"KERAS_BACKEND={backend}: the t2t-* commands run on TensorFlow "
         "(t2t-decoder on jax too); unset KERAS_BACKEND (or set it to "
@@ -181,7 +181,7 @@ class ClosedStream:
     pass
 
   def __getattr__(self, attribute):
-    from t2t_keras.errors import UserError  # pylint: disable=g-import-not-at-top
+    from t2t_keras.errors import UserError
     raise UserError(f"standard {self.name} is closed; {self.remedy}")
 
 
@@ -220,7 +220,7 @@ def run(main, tensorflow=True, modes=None, backends=("tensorflow",)):
   line when used. ``tensorflow``: the command uses TensorFlow (imported after the
   command line is checked); ``modes``: what each of its modes reads;
   ``backends``: the KERAS_BACKEND values it runs under."""
-  from t2t_keras.errors import (Interrupted, UserError, catch_lost_signals,  # pylint: disable=g-import-not-at-top
+  from t2t_keras.errors import (Interrupted, UserError, catch_lost_signals,
                                 note_signal, signal_received)
 
   def stop(signum, frame):
@@ -249,7 +249,7 @@ def run(main, tensorflow=True, modes=None, backends=("tensorflow",)):
       return interrupted(signal.SIGINT)
     except Interrupted as e:       # it may say more (where training stopped)
       return interrupted(e.signum, e)
-    except Exception as e:  # pylint: disable=broad-except
+    except Exception as e:
       if signal_received() is not None:
         # The signal's exception, raised inside a C++ call (TensorFlow's
         # SavedModel writer, through pybind11), can come out as another

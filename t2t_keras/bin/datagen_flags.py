@@ -62,7 +62,7 @@ NAMES = frozenset({"tmp_dir", "raw_data_dir", "raw_prefixes",
 
 def generate_from_flags(problem, data_dir):
   """Runs datagen for ``problem`` with these flags' values."""
-  from t2t_keras.data.datagen import generate  # pylint: disable=g-import-not-at-top
+  from t2t_keras.data.datagen import generate
   f = flags.FLAGS
   return generate(problem, data_dir, tmp_dir=f.tmp_dir,
                   raw_dir=f.raw_data_dir, raw_prefixes=f.raw_prefixes,

@@ -71,7 +71,7 @@ class Modes:
 
   def defined(self, flag_values):
     """The flags the command defines (absl's own left out)."""
-    from t2t_keras.bin import common  # pylint: disable=g-import-not-at-top
+    from t2t_keras.bin import common
     return set(common.flag_values(flag_values))
 
   def unread(self, flag_values):
@@ -98,7 +98,7 @@ class Modes:
   def check(self, flag_values=None):
     """Raises UsageError naming the first given flag the mode would
     ignore."""
-    from absl import app  # pylint: disable=g-import-not-at-top
+    from absl import app
     found = self.unread(flag_values or flags.FLAGS)
     if found:
       raise app.UsageError(found[1])

@@ -43,7 +43,7 @@ def _import_tensorflow():
   hook = _WithoutMatplotlib()
   sys.meta_path.insert(0, hook)
   try:
-    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    import tensorflow as tf
   finally:
     sys.meta_path.remove(hook)
   return tf
@@ -58,7 +58,7 @@ def _import():
   # and errors after the import reach the user.
   if not os.environ.get("TF_CPP_MIN_LOG_LEVEL"):
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "1"
-  from t2t_keras.io.logs import native_stderr_kept  # pylint: disable=g-import-not-at-top
+  from t2t_keras.io.logs import native_stderr_kept
   with native_stderr_kept():
     tf = _import_tensorflow()
     tf.config.list_physical_devices()   # cuInit and friends log here

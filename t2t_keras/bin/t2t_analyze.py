@@ -59,12 +59,12 @@ MODES = modes.Modes("t2t-analyze", exclusive=(
 
 def main():
   if FLAGS.matmul_peak:
-    from t2t_keras.analysis.peak import peak_report  # pylint: disable=g-import-not-at-top
+    from t2t_keras.analysis.peak import peak_report
     print(peak_report(FLAGS.budget_minutes, FLAGS.reference_gflops,
                       FLAGS.matmul_size))
     return 0
   common.require(FLAGS, "hparams_set", "vocab_size")
-  from t2t_keras.analysis.analyze_run import analyze, format_report  # pylint: disable=g-import-not-at-top
+  from t2t_keras.analysis.analyze_run import analyze, format_report
   report = analyze(FLAGS.hparams_set, FLAGS.vocab_size, FLAGS.hparams,
                    model=FLAGS.model,
                    target_vocab_size=FLAGS.target_vocab_size,

@@ -6,7 +6,7 @@ from absl import flags
 from t2t_keras.bin import common
 from t2t_keras.bin import modes
 # Imported for its side effect: it defines the decoding flags.
-from t2t_keras.bin import decode_flags  # noqa: F401  # pylint: disable=unused-import
+from t2t_keras.bin import decode_flags  # noqa: F401
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("sentence", None, "A source sentence to show.")
@@ -36,8 +36,8 @@ def main():
   if bool(FLAGS.sentence is not None) == bool(FLAGS.decode_from_file):
     raise app.UsageError("give exactly one of --sentence and "
                            "--decode_from_file")
-  from t2t_keras.analysis.attention_run import attention_pictures  # pylint: disable=g-import-not-at-top
-  from t2t_keras.io.lines import read_lines  # pylint: disable=g-import-not-at-top
+  from t2t_keras.analysis.attention_run import attention_pictures
+  from t2t_keras.io.lines import read_lines
   sources = ([FLAGS.sentence] if FLAGS.sentence is not None
              else read_lines(FLAGS.decode_from_file))
   targets = None if FLAGS.target is None else [FLAGS.target]

@@ -62,10 +62,10 @@ def main():
     raise app.UsageError("missing required flag: --output_dir (the "
                                 "run)")
   if FLAGS.interpolate is not None:
-    from t2t_keras.training.interpolate import interpolate_with_start  # pylint: disable=g-import-not-at-top
+    from t2t_keras.training.interpolate import interpolate_with_start
     interpolate_with_start(run_dir, FLAGS.interpolate, avg_dir)
     return 0
-  from t2t_keras.training.average import average_checkpoints  # pylint: disable=g-import-not-at-top
+  from t2t_keras.training.average import average_checkpoints
   average_checkpoints(run_dir, avg_dir, FLAGS.n, last_step=FLAGS.last_step)
   return 0
 

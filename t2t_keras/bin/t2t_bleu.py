@@ -29,8 +29,8 @@ MODES = modes.Modes("t2t-bleu", exclusive=(
 
 def main():
   common.require(FLAGS, "translation", "reference")
-  from t2t_keras.io.lines import read_lines  # pylint: disable=g-import-not-at-top
-  from t2t_keras.metrics import bleu  # pylint: disable=g-import-not-at-top
+  from t2t_keras.io.lines import read_lines
+  from t2t_keras.metrics import bleu
   metrics = bleu.parse_metrics(FLAGS.metrics)
   hypotheses = read_lines(FLAGS.translation)
   references = read_lines(FLAGS.reference)

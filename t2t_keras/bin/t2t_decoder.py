@@ -11,7 +11,7 @@ from absl import flags
 from t2t_keras.bin import common
 from t2t_keras.bin import modes
 # Imported for its side effect: it defines the decoding flags.
-from t2t_keras.bin import decode_flags  # noqa: F401  # pylint: disable=unused-import
+from t2t_keras.bin import decode_flags  # noqa: F401
 from t2t_keras.decode_defaults import COMPUTE_TYPES, DEFAULT_WINDOW
 from t2t_keras.io import outputs, resume
 
@@ -108,9 +108,9 @@ def main():
   if FLAGS.decode_split and not FLAGS.decode_to_file:
     raise app.UsageError("--decode_split needs --decode_to_file (its "
                          "sources and references are written beside it)")
-  from t2t_keras.decoding import run  # pylint: disable=g-import-not-at-top
-  from t2t_keras.decoding.scoring import paired_lines, tsv_pairs  # pylint: disable=g-import-not-at-top
-  from t2t_keras.io.lines import LineReader  # pylint: disable=g-import-not-at-top
+  from t2t_keras.decoding import run
+  from t2t_keras.decoding.scoring import paired_lines, tsv_pairs
+  from t2t_keras.io.lines import LineReader
   split = FLAGS.decode_split and FLAGS.decode_to_file
   outputs.check_outputs(
       {"decode_to_file": FLAGS.decode_to_file,

@@ -17,8 +17,8 @@ MODES = modes.Modes("t2t-evalb", exclusive=(
 
 def main():
   common.require(FLAGS, "gold_file", "test_file")
-  from t2t_keras.io.lines import read_lines  # pylint: disable=g-import-not-at-top
-  from t2t_keras.parsing import evalb  # pylint: disable=g-import-not-at-top
+  from t2t_keras.io.lines import read_lines
+  from t2t_keras.parsing import evalb
   result = evalb.evaluate(read_lines(FLAGS.gold_file),
                           read_lines(FLAGS.test_file))
   for number, reason in result["errors"]:

@@ -6,7 +6,7 @@ from absl import flags
 from t2t_keras.bin import common
 from t2t_keras.bin import modes
 # Imported for its side effect: it defines the decoding flags.
-from t2t_keras.bin import decode_flags  # noqa: F401  # pylint: disable=unused-import
+from t2t_keras.bin import decode_flags  # noqa: F401
 
 FLAGS = flags.FLAGS
 common.define(xla=False)
@@ -41,7 +41,7 @@ MODES = modes.Modes("t2t-exporter", exclusive=(
 
 def main():
   common.require(FLAGS, "problem", "output_dir", "data_dir")
-  from t2t_keras.export.run import export_run  # pylint: disable=g-import-not-at-top
+  from t2t_keras.export.run import export_run
   export_run(FLAGS.problem, FLAGS.output_dir, FLAGS.data_dir,
              checkpoint_path=FLAGS.checkpoint_path,
              decode_overrides=FLAGS.decode_hparams,

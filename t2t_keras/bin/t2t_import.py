@@ -51,7 +51,7 @@ def main():
   for name in ("t2t_output_dir", "output_dir", "data_dir"):
     if not FLAGS[name].value:
       raise app.UsageError(f"missing required flag: --{name}")
-  from t2t_keras.t2t_import.importer import import_run, overrides  # pylint: disable=g-import-not-at-top
+  from t2t_keras.t2t_import.importer import import_run, overrides
   import_run(FLAGS.t2t_output_dir, FLAGS.t2t_data_dir, FLAGS.output_dir,
              FLAGS.data_dir, FLAGS.checkpoint_path, FLAGS.target_space_id,
              FLAGS.vocab_file, target_vocab_file=FLAGS.target_vocab_file,

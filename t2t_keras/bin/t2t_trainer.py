@@ -127,8 +127,8 @@ MODES = modes.Modes("t2t-trainer", exclusive=(
 
 def main():
   common.require(FLAGS, "problem", "output_dir")
-  from t2t_keras.training.run import train  # pylint: disable=g-import-not-at-top
-  from t2t_keras.training.run_checks import saved_model_name  # pylint: disable=g-import-not-at-top
+  from t2t_keras.training.run import train
+  from t2t_keras.training.run_checks import saved_model_name
   model = FLAGS.model
   if not FLAGS.hparams_set:
     # A run that holds hparams.json and model.json continues with them.

@@ -233,13 +233,13 @@ class TfdsSource(PairSource):
     self.langs = (source_lang, target_lang)
 
   def _load(self, split):
-    import tensorflow_datasets as tfds  # pylint: disable=g-import-not-at-top
+    import tensorflow_datasets as tfds
     tfds.disable_progress_bar()   # the command's own lines say what it does
     try:
       with _quiet_downloads():
         return tfds.load(self.name, split=self.SPLITS[split],
                          data_dir=self.tmp_dir, download=True)
-    except Exception as e:  # pylint: disable=broad-except
+    except Exception as e:
       raise CorpusError(
           f"could not load TensorFlow Datasets '{self.name}' into "
           f"{self.tmp_dir} ({type(e).__name__}: {str(e)[:200]}); without a "

@@ -235,7 +235,7 @@ class T2TSubwordVocab:
     """A tf.Module with ``tokenize`` and ``detokenize`` in stock ops
     (``data.t2t_subword_graph``)."""
     if self._tf_tokenizer is None:
-      from t2t_keras.data.t2t_subword_graph import SubwordGraph  # pylint: disable=g-import-not-at-top
+      from t2t_keras.data.t2t_subword_graph import SubwordGraph
       self._tf_tokenizer = SubwordGraph(self)
     return self._tf_tokenizer
 

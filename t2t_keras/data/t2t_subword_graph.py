@@ -37,7 +37,7 @@ class SubwordGraph(tf.Module):
 
   def __init__(self, vocab):
     super().__init__(name="t2t_subword")
-    import tensorflow_text  # pylint: disable=g-import-not-at-top
+    import tensorflow_text
     ids = {s: i for i, s in enumerate(vocab.subtokens) if s}
     self.table = tf.lookup.StaticHashTable(
         tf.lookup.KeyValueTensorInitializer(
@@ -130,7 +130,7 @@ class SubwordGraph(tf.Module):
 
   def _unescape(self, words):
     """tf.string [n] escaped tokens (no "_") -> [n] tokens."""
-    import tensorflow_text  # pylint: disable=g-import-not-at-top
+    import tensorflow_text
     parts = tensorflow_text.regex_split(words, _ESCAPED, _ESCAPED)
     p = parts.flat_values
     code = tf.strings.regex_full_match(p, r"\\[0-9]+;")

@@ -37,7 +37,7 @@ class SubwordVocab:
   """
 
   def __init__(self, model_proto):
-    import sentencepiece  # pylint: disable=g-import-not-at-top
+    import sentencepiece
     self.model_proto = bytes(model_proto)
     self._sp = sentencepiece.SentencePieceProcessor(
         model_proto=self.model_proto)
@@ -64,7 +64,7 @@ class SubwordVocab:
     byte for byte. ``lowercase=True``: the model lowercases what it encodes
     (its training texts included), as ``str.lower`` does.
     """
-    import sentencepiece  # pylint: disable=g-import-not-at-top
+    import sentencepiece
     if model_type not in MODEL_TYPES:
       raise UserError(f"model_type must be one of {MODEL_TYPES}, got "
                        f"{model_type!r}")
@@ -132,8 +132,8 @@ class SubwordVocab:
     a space or U+2581 marks one. How another vocabulary's piece ("ing",
     "\u2581dog") is spelled in this one."""
     if self._inside is None:
-      import sentencepiece  # pylint: disable=g-import-not-at-top
-      from sentencepiece import sentencepiece_model_pb2  # pylint: disable=g-import-not-at-top
+      import sentencepiece
+      from sentencepiece import sentencepiece_model_pb2
       model = sentencepiece_model_pb2.ModelProto()
       model.ParseFromString(self.model_proto)
       model.normalizer_spec.add_dummy_prefix = False
@@ -152,7 +152,7 @@ class SubwordVocab:
   @staticmethod
   def seed_sampling(seed):
     """Seeds SentencePiece's sampling (one generator per process)."""
-    import sentencepiece  # pylint: disable=g-import-not-at-top
+    import sentencepiece
     sentencepiece.set_random_generator_seed(int(seed))
 
   def decode(self, ids):
@@ -181,8 +181,8 @@ class SubwordVocab:
   def tf_tokenizer(self):
     """A tensorflow_text.SentencepieceTokenizer for this model."""
     if self._tf_tokenizer is None:
-      import tensorflow as tf  # pylint: disable=g-import-not-at-top
-      import tensorflow_text  # pylint: disable=g-import-not-at-top
+      import tensorflow as tf
+      import tensorflow_text
       with native_stderr_silenced():   # SentencePiece's normalizer note
         self._tf_tokenizer = tensorflow_text.SentencepieceTokenizer(
             model=self.model_proto, out_type=tf.int32)
@@ -195,7 +195,7 @@ class SubwordVocab:
   def tf_decode(self, ids):
     """int [batch, length] (dense, 0-padded, EOS-terminated, or ragged) ->
     tf.string [batch]."""
-    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    import tensorflow as tf
     if not isinstance(ids, tf.RaggedTensor):
       ids = tf.convert_to_tensor(ids)
       is_eos = tf.cast(tf.equal(ids, EOS_ID), tf.int32)
@@ -209,7 +209,7 @@ def _named_lowercase(proto):
   """The model ``proto`` with its rules named "lowercase" instead of the
   path of the temporary rule file, so that the same texts still give the
   same model, byte for byte."""
-  from sentencepiece import sentencepiece_model_pb2  # pylint: disable=g-import-not-at-top
+  from sentencepiece import sentencepiece_model_pb2
   model = sentencepiece_model_pb2.ModelProto()
   model.ParseFromString(proto)
   model.normalizer_spec.name = "lowercase"

@@ -68,7 +68,7 @@ class Ct2Decoder(Backend):
       raise UserError(f"--ct2_compute_type={compute_type}: expected one of "
                       + ", ".join(COMPUTE_TYPES))
     try:
-      import ctranslate2  # pylint: disable=g-import-not-at-top
+      import ctranslate2
     except ImportError:
       raise UserError("--ct2_model_dir needs the ctranslate2 package: "
                       "pip install -e \".[ct2]\"") from None

@@ -23,15 +23,15 @@ MAX_SENTENCES = 1024
 def accelerator_memory():
   """Bytes Keras's backend (TensorFlow or JAX) may still use on its first
   visible GPU, or None without one."""
-  import keras  # pylint: disable=g-import-not-at-top
+  import keras
   if keras.backend.backend() == "jax":
-    import jax  # pylint: disable=g-import-not-at-top
+    import jax
     device = jax.devices()[0]
     if device.platform == "cpu":
       return None
     return (device.memory_stats() or {}).get("bytes_limit")
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from tensorflow.python.client import device_lib  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
+  from tensorflow.python.client import device_lib
   return tensorflow_gpu_memory(tf, device_lib)
 
 
@@ -62,7 +62,7 @@ def sentence_bytes(model, hparams, source_length):
   ids = np.ones((1, source_length), np.int32)
   cache = model.init_cache(model.encode(ids),
                            source_length + int(hparams.extra_length))
-  import keras  # pylint: disable=g-import-not-at-top
+  import keras
   per_row = sum(int(np.prod(t.shape)) * (  # a numpy (JAX) or a TF dtype
       getattr(t.dtype, "itemsize", None) or t.dtype.size)
                 for t in keras.tree.flatten(cache) if len(t.shape) and

@@ -56,7 +56,7 @@ class JaxSearch:
     if keras.backend.backend() != "jax":
       raise ValueError("JaxSearch runs under KERAS_BACKEND=jax, not "
                        f"{keras.backend.backend()}")
-    import jax  # pylint: disable=g-import-not-at-top
+    import jax
     self.variables = list(model.trainable_variables) + list(
         model.non_trainable_variables)
     search = make_search(options)

@@ -144,7 +144,7 @@ def decode(problem_name, model_dir, data_dir, source, target,
                  repaired=problem.repaired if problem.repairs else None,
                  whole_words=whole_word_prefixes)
   if jax:
-    from t2t_keras.decoding import jax_decoder  # pylint: disable=g-import-not-at-top
+    from t2t_keras.decoding import jax_decoder
     decoder = jax_decoder.JaxDecoder(model, vocabs[0], hparams, **options)
   else:
     decoder = Decoder(model, vocabs[0], hparams, xla=xla,

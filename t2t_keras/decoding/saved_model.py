@@ -50,7 +50,7 @@ class SavedModelDecoder(Backend):
     super().__init__()
     # Imported for its side effect: it registers the tokenizer ops the
     # SavedModel's graph holds.
-    import tensorflow_text  # noqa: F401  # pylint: disable=g-import-not-at-top,unused-import
+    import tensorflow_text  # noqa: F401
     check_saved_model(path)
     with native_stderr_silenced():   # SentencePiece's note at load
       try:

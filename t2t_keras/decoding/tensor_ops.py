@@ -28,7 +28,7 @@ import keras
 BACKEND = keras.backend.backend()
 
 if BACKEND == "tensorflow":
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
 
   def _invariant(t, free):
     """The shape of loop variable ``t`` with its first ``free`` axes free."""
@@ -65,8 +65,8 @@ if BACKEND == "tensorflow":
                                            dtype=tf.int32)[:, 0]
 
 elif BACKEND == "jax":
-  import jax  # pylint: disable=g-import-not-at-top
-  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  import jax
+  import jax.numpy as jnp
 
   def search_loop(cond, body, start):
     """As the TensorFlow form: ``jax.lax.while_loop`` (static shapes)."""

@@ -37,7 +37,7 @@ MIN_POSITIONS = 1024
 
 def refusal(model, hparams):
   """Why CTranslate2 cannot run ``model`` (a one-line str), or None."""
-  if type(model) not in (Transformer, TransformerT2T):  # pylint: disable=unidiomatic-typecheck
+  if type(model) not in (Transformer, TransformerT2T):
     return (f"the CTranslate2 export maps the paper's transformer model, not "
             f"{type(model).__name__} (its attention or layers differ)")
   c = model.config
@@ -131,7 +131,7 @@ def model_spec(model, source_pieces, target_pieces, hparams):
     hparams: decode hparams (max_input_length + extra_length sizes the
       sinusoid table).
   """
-  from ctranslate2.specs import transformer_spec  # pylint: disable=g-import-not-at-top
+  from ctranslate2.specs import transformer_spec
   c = model.config
   head_dim = c.key_size if c.key_size * c.num_heads != c.hidden_size else None
   encoder = transformer_spec.TransformerEncoderSpec(
@@ -188,7 +188,7 @@ def export_ctranslate2(model, vocabs, hparams, target):
   if reason:
     raise UserError(f"cannot export to CTranslate2: {reason}")
   try:
-    import ctranslate2  # noqa: F401 (only whether it imports)  # pylint: disable=g-import-not-at-top,unused-import
+    import ctranslate2  # noqa: F401 (only whether it imports)
   except ImportError:
     raise UserError("--format=ctranslate2 needs the ctranslate2 package: "
                     "pip install -e \".[ct2]\"") from None

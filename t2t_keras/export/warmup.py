@@ -53,9 +53,9 @@ def requests(vocab, target_vocab, signatures):
 def write(saved_model_dir, warmup_requests, model_name):
   """Writes ``warmup_requests`` (as ``requests`` returns) to the SavedModel
   in ``saved_model_dir``, each a PredictRequest for ``model_name``."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from tensorflow_serving.apis import predict_pb2  # pylint: disable=g-import-not-at-top
-  from tensorflow_serving.apis import prediction_log_pb2  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
+  from tensorflow_serving.apis import predict_pb2
+  from tensorflow_serving.apis import prediction_log_pb2
   path = os.path.join(saved_model_dir, WARMUP_FILE)
   os.makedirs(os.path.dirname(path), exist_ok=True)
   with tf.io.TFRecordWriter(path) as records:
@@ -73,8 +73,8 @@ def write(saved_model_dir, warmup_requests, model_name):
 def read(saved_model_dir):
   """The warm-up requests of a SavedModel, as ``requests`` returns them
   (strings as bytes)."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from tensorflow_serving.apis import prediction_log_pb2  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
+  from tensorflow_serving.apis import prediction_log_pb2
   out = []
   for record in tf.data.TFRecordDataset(
       os.path.join(saved_model_dir, WARMUP_FILE)).as_numpy_iterator():

@@ -50,7 +50,7 @@ def keep_xla_programs(environ):
 
 def _unwritable(folder):
   """Why ``folder`` cannot be made or written, or None."""
-  import tempfile  # pylint: disable=g-import-not-at-top
+  import tempfile
   try:
     os.makedirs(folder, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=folder):
@@ -68,7 +68,7 @@ def keep_jax_programs():
   process loads what a decoder compiled instead of compiling it again. Set
   it before the model is built: its start-up programs are kept too. (JAX
   keys its CPU programs by the machine's features itself.)"""
-  import jax  # pylint: disable=g-import-not-at-top
+  import jax
   if not os.environ.get("JAX_COMPILATION_CACHE_DIR"):
     jax.config.update("jax_compilation_cache_dir",
                       os.path.join(cache_folder(), "jax"))

@@ -120,7 +120,7 @@ def output_file(path, mode="wb", **options):
   partial = _partial(path)
   with locked(path):
     sweep_partials(path)
-    f = open(partial, mode, **options)  # pylint: disable=consider-using-with
+    f = open(partial, mode, **options)
     try:
       try:
         yield f
@@ -164,10 +164,10 @@ def _into_special(path, mode, **options):
   device, a closed pipe) is one line."""
   fd = STANDARD.get(os.path.normpath(path))
   if fd is not None:
-    opened = open(os.dup(fd), mode, **options)  # pylint: disable=consider-using-with
+    opened = open(os.dup(fd), mode, **options)
   else:
     try:
-      opened = open(path, mode, **options)  # pylint: disable=consider-using-with
+      opened = open(path, mode, **options)
     except OSError as e:
       raise UserError(f"cannot write into {path}: {e.strerror or e}") from None
   try:

@@ -76,7 +76,7 @@ class Resumable:
     self.done = record["lines"]
     self.bytes = list(record["bytes"])
     for path, size in zip(self.paths, self.bytes):
-      f = open(hidden(path), "r+b" if size else "wb")  # pylint: disable=consider-using-with
+      f = open(hidden(path), "r+b" if size else "wb")
       f.truncate(size)
       f.seek(size)
       self.streams.append(f)

@@ -43,7 +43,7 @@ import keras
 def _default():
   if keras.backend.backend() != "tensorflow":
     return False
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   return not tf.config.list_physical_devices("GPU")
 
 
@@ -66,7 +66,7 @@ def in_xla():
   run and the plain ops are the ones to give XLA."""
   if keras.backend.backend() != "tensorflow":
     return False
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from tensorflow.python.ops import control_flow_util  # pylint: disable=g-import-not-at-top,g-direct-tensorflow-import
+  import tensorflow as tf
+  from tensorflow.python.ops import control_flow_util
   return control_flow_util.GraphOrParentsInXlaContext(
       tf.compat.v1.get_default_graph())

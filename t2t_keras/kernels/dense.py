@@ -32,7 +32,7 @@ def fits(layer, inputs):
 def dense(layer, x):
   """``layer(x)`` for x [rows, d_in] -> [rows, units], with the gradient
   above."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   relu = layer.activation is keras.activations.relu
 
   @tf.custom_gradient

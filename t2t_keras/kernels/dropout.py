@@ -27,7 +27,7 @@ def dropout(layer, inputs, seed):
   """``inputs`` [..., d] with elements zeroed with probability
   ``layer.rate`` and the rest scaled by 1 / (1 - the drop probability);
   ``seed``: int [2], the layer's seed generator's draw for this replica."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   seed = tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32)
   shape = tf.shape(inputs)
   pairs = tf.concat([shape[:-1], [inputs.shape[-1] // 2]], axis=0)

@@ -38,7 +38,7 @@ class FusedAdam(keras.optimizers.Adam):
 
   def _update_scalars(self, dtype, device, learning_rate):
     """beta1^t, beta2^t, lr, beta1, beta2, epsilon in ``dtype``."""
-    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    import tensorflow as tf
     key = (tf.as_dtype(dtype).name, device)
     cache = self._scalars if self._scalars is not None else {}
     if key not in cache:
@@ -53,12 +53,12 @@ class FusedAdam(keras.optimizers.Adam):
   def update_step(self, gradient, variable, learning_rate):
     if not kernels.enabled(on_gpus=True) or self.amsgrad:
       return super().update_step(gradient, variable, learning_rate)
-    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    import tensorflow as tf
     dtype = variable.dtype
     index = self._get_variable_index(variable)
     tf.raw_ops.ResourceApplyAdam(
-        var=variable.handle, m=self._momentums[index].handle,  # pylint: disable=protected-access
-        v=self._velocities[index].handle,  # pylint: disable=protected-access
+        var=variable.handle, m=self._momentums[index].handle,
+        v=self._velocities[index].handle,
         grad=tf.cast(gradient, dtype),
         **self._update_scalars(dtype, variable.device, learning_rate))
     return None

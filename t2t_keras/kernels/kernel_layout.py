@@ -54,7 +54,7 @@ def enabled():
     return False
   if keras.backend.backend() != "jax":
     return False
-  import jax  # pylint: disable=g-import-not-at-top
+  import jax
   return jax.devices()[0].platform == "cpu"
 
 
@@ -110,7 +110,7 @@ class HeldMatrices:
     if given is not None and len(given) == len(values) and all(
         a is b for a, b in zip(given, values)):
       return arrays
-    import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+    import jax.numpy as jnp
     hold = rows_product.pack if layout == "packed" else jnp.transpose
     arrays = []
     for key in self.keys(layout):

@@ -28,7 +28,7 @@ def fits(layer, inputs):
 def _normalized(x, epsilon):
   """x float32 [..., d] -> ((x - mean) / sqrt(var + epsilon), the
   reciprocal [..., 1]), over the last axis."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   centered = x - tf.reduce_mean(x, -1, keepdims=True)
   inv = tf.math.rsqrt(
       tf.reduce_mean(tf.square(centered), -1, keepdims=True) + epsilon)
@@ -37,7 +37,7 @@ def _normalized(x, epsilon):
 
 def _weights(layer):
   """``layer``'s gamma and beta as float32 tensors [d]."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   return tuple(tf.cast(tf.convert_to_tensor(w), tf.float32)
                for w in (layer.gamma, layer.beta))
 
@@ -45,7 +45,7 @@ def _weights(layer):
 def forward(layer, x):
   """``layer(x)`` for x [..., d] -> [..., d] in x's dtype, computed in
   float32 as ``layer_norm`` computes it, without a gradient."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   gamma, beta = _weights(layer)
   xhat, _ = _normalized(tf.cast(x, tf.float32), layer.epsilon)
   return tf.cast(xhat * gamma + beta, x.dtype)
@@ -54,7 +54,7 @@ def forward(layer, x):
 def layer_norm(layer, x):
   """``layer(x)`` for x [..., d] (any float dtype) -> [..., d] in x's dtype,
   computed in float32, with the gradient above."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   gamma, beta = _weights(layer)
   epsilon = layer.epsilon
 

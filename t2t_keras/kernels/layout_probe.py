@@ -64,9 +64,9 @@ def fastest(shapes, rows, packed):
 @functools.lru_cache(maxsize=None)
 def _measured(shapes, rows, packed):
   """{layout: [seconds of each timed chain]}."""
-  import jax  # pylint: disable=g-import-not-at-top
-  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
-  import numpy as np  # pylint: disable=g-import-not-at-top
+  import jax
+  import jax.numpy as jnp
+  import numpy as np
   rng = np.random.RandomState(0)
   per_set = 4 * sum(a * b for a, b in shapes)
   copies = min(MAX_COPIES, max(1, int(CHAIN_BYTES // per_set)))

@@ -41,7 +41,7 @@ def step(one_row, any_rows, rows, dtype):
     return any_rows()
   if isinstance(rows, int):   # known when traced
     return one_row()
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   return tf.cond(tf.equal(rows, 1), one_row, any_rows)
 
 
@@ -51,7 +51,7 @@ def product(x, kernel, one_row):
   ``kernel``; no reshape) where ``one_row``, else ``tf.matmul`` (oneDNN's)
   on [rows, d_in]; the shape read only where more than the first axis is
   unknown."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   if one_row:
     return tf.raw_ops.BatchMatMulV3(x=x, y=kernel, Tout=tf.float32)
   if len(x.shape) == 2:

@@ -72,7 +72,7 @@ def _library():
     _REASON.append("no C++ compiler (g++ or clang++, or $CXX) found")
     return None
   try:
-    import jax  # pylint: disable=g-import-not-at-top
+    import jax
     path = _build(compiler, jax.ffi.include_dir())
     library = ctypes.cdll.LoadLibrary(path)
     jax.ffi.register_ffi_target(
@@ -101,7 +101,7 @@ def panel_width():
 
 def pack(w):
   """``w`` [K, N] (a JAX array) as [ceil(N / P), K, P], zero past N."""
-  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  import jax.numpy as jnp
   width = panel_width()
   k, n = w.shape
   panels = -(-n // width)
@@ -111,7 +111,7 @@ def pack(w):
 
 def unpack(packed, n):
   """``pack``'s inverse: [ceil(N / P), K, P] -> [K, n]."""
-  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  import jax.numpy as jnp
   panels, k, width = packed.shape
   w = jnp.reshape(jnp.transpose(packed, (1, 0, 2)), (k, panels * width))
   return w[:, :n]
@@ -121,8 +121,8 @@ def product(x, packed, n):
   """x [..., K] float32 times the W that ``packed`` holds -> [..., n].
   Over ``ROWS_MAX`` rows (a batch's source, not a step) XLA's dot of W
   unpacked is as fast or faster, and is used."""
-  import jax  # pylint: disable=g-import-not-at-top
-  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  import jax
+  import jax.numpy as jnp
   lead = x.shape[:-1]
   rows = jnp.reshape(x, (-1, x.shape[-1]))
   if rows.shape[0] > ROWS_MAX:

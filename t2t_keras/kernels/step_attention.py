@@ -35,7 +35,7 @@ def attention(query, key, value, bias=None, extra_logits=None,
   1, d_k], ``key`` [batch, h, length, d_k], ``value`` [batch, h, length,
   d_v], with ``layers.dot_product_attention``'s hooks. Returns (output
   [batch, h, 1, d_v], weights [batch, h, 1, length])."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   product = tf.raw_ops.BatchMatMulV3
   logits = product(x=query, y=key, Tout=tf.float32, adj_y=True)
   if extra_logits is not None:

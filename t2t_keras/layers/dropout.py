@@ -21,7 +21,7 @@ def replica_seed(seed):
   ``seed`` itself. int64 [2]."""
   if keras.backend.backend() != "tensorflow":
     return seed
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   context = tf.distribute.get_replica_context()
   if context is None or context.num_replicas_in_sync == 1:
     return seed
@@ -57,7 +57,7 @@ class Dropout(keras.layers.Dropout):
   def _plain_tf(self, inputs):
     """What ``keras.random.dropout`` does on TensorFlow, from the replica's
     seed: the same mask as Keras's with one replica."""
-    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    import tensorflow as tf
     if self.rate >= 1.0:
       return tf.zeros_like(inputs)
     seed = tf.cast(tf.math.floormod(replica_seed(self.seed_generator.next()),

@@ -66,7 +66,7 @@ def split_compounds(text):
 
 def tokenize_like_the_paper(text, lang="de", tokenizer=None):
   if tokenizer is None:
-    from sacremoses import MosesTokenizer  # pylint: disable=g-import-not-at-top
+    from sacremoses import MosesTokenizer
     tokenizer = MosesTokenizer(lang=lang)
   return split_compounds(tokenizer.tokenize(text, escape=False,
                                             return_str=True))
@@ -77,7 +77,7 @@ def tokenized_bleu(hypotheses, references, lang="de", lowercase=False):
   (the paper's) or, with ``lowercase``, of lowercased text (what the
   small-data literature, e.g. Multi30k papers, reports)."""
   _check(hypotheses, references)
-  from sacremoses import MosesTokenizer  # pylint: disable=g-import-not-at-top
+  from sacremoses import MosesTokenizer
   tokenizer = MosesTokenizer(lang=lang)
   case = str.lower if lowercase else str
   hyp = [case(tokenize_like_the_paper(h, lang, tokenizer)) for h in hypotheses]

@@ -231,7 +231,7 @@ def overrides(output_dir):
   """The ``--hparams`` string that, over the ``transformer_t2t`` set,
   gives the hparams t2t-import wrote into ``output_dir`` (for a new run
   warm-started from it)."""
-  from t2t_keras.hparams import HParams  # pylint: disable=g-import-not-at-top
+  from t2t_keras.hparams import HParams
   base = registry.hparams(MODEL)
   saved = HParams.load(os.path.join(output_dir, "hparams.json"), like=base)
   return ",".join(f"{k}={v}" for k, v in sorted(saved.values().items())

@@ -24,12 +24,13 @@ import re
 import numpy as np
 
 from t2t_keras.errors import UserError
+from t2t_keras.kernels.keras_internals import adam_moments
 
 _SHARD = re.compile(r"^transformer/symbol_modality_(\d+)_(\d+)/(\w+)/"
                     r"weights_(\d+)$")
-_ATTENTION = {"q": "_query_dense", "k": "_key_dense", "v": "_value_dense",
-              "output_transform": "_output_dense"}
-_FFN = {"conv1": "_inner", "conv2": "_outer"}
+_ATTENTION = {"q": "query", "k": "key", "v": "value",
+              "output_transform": "output"}
+_FFN = {"conv1": 0, "conv2": 1}
 _RELATIVE = {"relative_positions_keys": "relative_keys",
              "relative_positions_values": "relative_values"}
 _NORM = {"layer_norm_scale": "gamma", "layer_norm_bias": "beta"}
@@ -90,9 +91,10 @@ def targets(model):
           found[f"{prefix}{sub}/{around}/layer_norm/{theirs}"] = getattr(
               layer_norm, ours)
         if attention is not None:
+          maps = attention.projections()
           for theirs, ours in _ATTENTION.items():
             found[f"{prefix}{sub}/multihead_attention/{theirs}/kernel"] = \
-                getattr(attention, ours).kernel
+                maps[ours].kernel
           if hasattr(attention, "relative_keys"):
             for theirs, ours in _RELATIVE.items():
               found[f"{prefix}{sub}/multihead_attention/"
@@ -100,7 +102,7 @@ def targets(model):
                   getattr(attention, ours)
         else:
           for theirs, ours in _FFN.items():
-            dense = getattr(block.feed_forward, ours)
+            dense = block.feed_forward.linear_maps()[ours]
             found[f"{prefix}ffn/{theirs}/kernel"] = dense.kernel
             found[f"{prefix}ffn/{theirs}/bias"] = dense.bias
     if stack.final_norm is not None:
@@ -151,17 +153,16 @@ def assign_moments(optimizer, model, reader, names):
     for layer in layers:
       by_variable[id(layer.embeddings)] = scope
   done = 0
-  for variable in optimizer._trainable_variables:  # pylint: disable=protected-access
+  for variable, first, second in adam_moments(optimizer):
     name = by_variable.get(id(variable))
     if name is None:
       continue
-    index = optimizer._get_variable_index(variable)  # pylint: disable=protected-access
     moments = [(_embedding_slot(reader, names, name, which) if "/" not in
                 name else _slot(reader, name, which)) for which in (0, 1)]
     if any(m is None or m.shape != tuple(variable.shape) for m in moments):
       continue
-    optimizer._momentums[index].assign(moments[0])  # pylint: disable=protected-access
-    optimizer._velocities[index].assign(moments[1])  # pylint: disable=protected-access
+    first.assign(moments[0])
+    second.assign(moments[1])
     done += 1
   return done
 

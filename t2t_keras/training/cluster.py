@@ -220,7 +220,7 @@ def state_variables(checkpoint):
   the tf.Variable each holds), each once."""
   # Made at the first save or restore: made now, so that a worker that
   # restored nothing lists the same variables as one that did.
-  checkpoint.save_counter  # pylint: disable=pointless-statement
+  checkpoint.save_counter
   found, seen = [], set()
   for node in tf.train.TrackableView(checkpoint).descendants():
     if isinstance(node, keras.Variable):

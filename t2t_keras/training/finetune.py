@@ -157,11 +157,11 @@ def source_schedule_end(source_dir, checkpoint_path, like):
   """(the source run's step at ``checkpoint_path``, the learning rate its
   schedule gave the update there), from its hparams.json (read ``like``
   the new run's hparams) and model.json's train_steps."""
-  import json  # pylint: disable=g-import-not-at-top
-  import os  # pylint: disable=g-import-not-at-top
-  from t2t_keras.hparams import HParams  # pylint: disable=g-import-not-at-top
-  from t2t_keras.training.checkpoints import step_of  # pylint: disable=g-import-not-at-top
-  from t2t_keras.training.schedule import schedule_from_hparams  # pylint: disable=g-import-not-at-top
+  import json
+  import os
+  from t2t_keras.hparams import HParams
+  from t2t_keras.training.checkpoints import step_of
+  from t2t_keras.training.schedule import schedule_from_hparams
   hparams = HParams.load(os.path.join(source_dir, "hparams.json"), like=like)
   try:
     with open(os.path.join(source_dir, "model.json"), encoding="utf-8") as f:

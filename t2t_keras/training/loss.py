@@ -41,7 +41,7 @@ def smoothed_cross_entropy(logits, targets, label_smoothing, pad_id=PAD_ID):
   """
   targets = ops.cast(targets, "int32")
   if kernels.enabled():
-    from t2t_keras.kernels import loss as loss_kernel  # pylint: disable=g-import-not-at-top
+    from t2t_keras.kernels import loss as loss_kernel
     per_token = loss_kernel.per_token_loss(logits, targets,
                                            float(label_smoothing))
   else:

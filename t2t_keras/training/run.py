@@ -28,7 +28,7 @@ from t2t_keras.training.hooks import hooks_from_hparams
 from t2t_keras.training.objective import objective_from_hparams
 from t2t_keras.training.optimizer import describe_optimizer
 # Re-exported: callers import RunConfig and CheckpointPolicy from here.
-from t2t_keras.training.config import CheckpointPolicy, RunConfig  # noqa: F401  # pylint: disable=unused-import
+from t2t_keras.training.config import CheckpointPolicy, RunConfig  # noqa: F401
 from t2t_keras.training.run_checks import (check_model_spec, check_some_fit,
                                            imported_step,
                                            report_long_examples)

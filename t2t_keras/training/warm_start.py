@@ -31,6 +31,7 @@ from t2t_keras.data.vocab_check import vocabs_digest
 from t2t_keras.data.vocab_map import piece_map
 from t2t_keras.errors import MissingFileError, UserError
 from t2t_keras.hparams import HParams
+from t2t_keras.kernels.keras_internals import nested_layers
 from t2t_keras.models.builder import MODEL_SPEC, SPEC_TYPES
 
 VOCAB_MODES = ("same", "map")
@@ -255,9 +256,9 @@ def _vocab_sides(model):
   """{id(variable): "input" or "target"} for ``model``'s token embedding
   matrices (one [vocab, d_model] matrix each; a shared one is "target",
   and sharing needs one vocabulary)."""
-  from t2t_keras.layers.embedding import TokenEmbedding  # pylint: disable=g-import-not-at-top
+  from t2t_keras.layers.embedding import TokenEmbedding
   sides = {}
-  for layer in model._flatten_layers(include_self=False):  # pylint: disable=protected-access
+  for layer in nested_layers(model):
     if isinstance(layer, TokenEmbedding):
       side = "input" if layer.name == "input_embedding" else "target"
       sides.setdefault(id(layer.embeddings), side)

@@ -81,7 +81,7 @@ def stored_matrices(softmax_layers, attentions):
   ("stacked"); {} where the kernels are off. Track the variables."""
   if not kernels.enabled():
     return {}
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   values = {}
   for layer in softmax_layers:
     if isinstance(layer, TokenEmbedding):
@@ -176,7 +176,7 @@ class HeldProducts(incremental.Products):
     product = self._held.get(("softmax", embedding))
     if product is None and embedding in self._softmax:
       transposed = self._softmax[embedding]
-      product = lambda rows: ops.matmul(rows, transposed)  # pylint: disable=unnecessary-lambda-assignment
+      product = lambda rows: ops.matmul(rows, transposed)
     if product is None:
       return super().logits(embedding, x)
     return ops.cast(apply_to_rows(product, x), "float32")
