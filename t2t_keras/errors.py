@@ -10,6 +10,9 @@ It subclasses ``ValueError`` so that library callers catching ``ValueError``
 keep working; the file variants also subclass the matching OS error.
 """
 
+import signal
+import sys
+
 
 class UserError(ValueError):
   """A mistake in the user's input; the message names the input and what
@@ -36,7 +39,6 @@ class Interrupted(BaseException):
   pass."""
 
   def __init__(self, signum, message=None):
-    import signal
     self.signum = int(signum)
     name = signal.Signals(signum).name
     super().__init__(message or f"stopped by {name}; no output was left "
@@ -64,8 +66,6 @@ def catch_lost_signals():
   hands such exceptions to ``sys.unraisablehook``, and the command would
   go on to the end. ``check_signals`` then stops it. Other unraisable
   exceptions go to the hook as before."""
-  import signal
-  import sys
   previous = sys.unraisablehook
 
   def hook(unraisable):

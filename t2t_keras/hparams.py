@@ -10,6 +10,9 @@ import difflib
 import json
 
 from t2t_keras.errors import UserError
+from t2t_keras.io.outputs import output_file
+from t2t_keras.io import json_files
+from t2t_keras import hparam_ranges
 
 _TYPES = (bool, int, float, str)
 _TRUE = ("true", "1", "yes")
@@ -174,7 +177,6 @@ class HParams:
     """Writes the hparams to ``path`` whole or not at all
     (``outputs.output_file``), so a reader (another worker) never sees
     half."""
-    from t2t_keras.io.outputs import output_file
     with output_file(path, "w", encoding="utf-8") as f:
       f.write(self.to_json() + "\n")
 
@@ -184,7 +186,6 @@ class HParams:
     ``UserError`` naming it. With ``like`` (an HParams), a value whose type
     is not that of ``like``'s value of the same name (a string where a
     size is due) is one too."""
-    from t2t_keras.io import json_files
     remedy = ("t2t-trainer writes it beside the run's checkpoints: restore "
               "it from a copy, or rewrite it with the run's --hparams_set "
               "and --hparams")
@@ -196,7 +197,6 @@ class HParams:
         kind = float if type(value) in (int, float) else type(value)
         json_files.check(path, name, values[name], kind, remedy)
         _check_size(path, name, values[name], value, remedy)
-    from t2t_keras import hparam_ranges
     try:
       hparam_ranges.check(values, hparam_ranges.MODEL, path)
     except UserError as e:

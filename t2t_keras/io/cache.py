@@ -7,6 +7,7 @@ import hashlib
 import importlib.metadata
 import os
 import platform
+import tempfile
 
 
 def cache_folder():
@@ -50,7 +51,6 @@ def keep_xla_programs(environ):
 
 def _unwritable(folder):
   """Why ``folder`` cannot be made or written, or None."""
-  import tempfile
   try:
     os.makedirs(folder, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=folder):

@@ -31,6 +31,8 @@ import os
 import statistics
 import time
 
+import numpy as np
+
 from t2t_keras.kernels import rows_product
 
 MARGIN = 1.2        # Keras's layout must be this much faster to be read
@@ -66,7 +68,6 @@ def _measured(shapes, rows, packed):
   """{layout: [seconds of each timed chain]}."""
   import jax
   import jax.numpy as jnp
-  import numpy as np
   rng = np.random.RandomState(0)
   per_set = 4 * sum(a * b for a, b in shapes)
   copies = min(MAX_COPIES, max(1, int(CHAIN_BYTES // per_set)))

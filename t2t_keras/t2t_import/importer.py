@@ -30,6 +30,7 @@ from t2t_keras.t2t_import.hparams_map import map_hparams
 from t2t_keras.t2t_import.t2t_run import (check_shards, find_vocabs,
                                           read_run, shard_name)
 from t2t_keras.training.optimizer import optimizer_from_hparams
+from t2t_keras.hparams import HParams
 
 MODEL = "transformer_t2t"
 PROBLEM = "t2t_import"
@@ -231,7 +232,6 @@ def overrides(output_dir):
   """The ``--hparams`` string that, over the ``transformer_t2t`` set,
   gives the hparams t2t-import wrote into ``output_dir`` (for a new run
   warm-started from it)."""
-  from t2t_keras.hparams import HParams
   base = registry.hparams(MODEL)
   saved = HParams.load(os.path.join(output_dir, "hparams.json"), like=base)
   return ",".join(f"{k}={v}" for k, v in sorted(saved.values().items())

@@ -23,11 +23,17 @@ the schedule a warm start continues.
   ``schedule_overrides`` turns it into hparams, recorded in hparams.json.
 """
 
+import json
+import os
+
 import tensorflow as tf
 
 from t2t_keras import registry
 from t2t_keras.errors import UserError
+from t2t_keras.hparams import HParams
+from t2t_keras.training.checkpoints import step_of
 from t2t_keras.training.hooks import TrainingHook
+from t2t_keras.training.schedule import schedule_from_hparams
 
 # Which weights each name of ``finetune_freeze`` holds, by variable path.
 FREEZE_GROUPS = {
@@ -157,11 +163,6 @@ def source_schedule_end(source_dir, checkpoint_path, like):
   """(the source run's step at ``checkpoint_path``, the learning rate its
   schedule gave the update there), from its hparams.json (read ``like``
   the new run's hparams) and model.json's train_steps."""
-  import json
-  import os
-  from t2t_keras.hparams import HParams
-  from t2t_keras.training.checkpoints import step_of
-  from t2t_keras.training.schedule import schedule_from_hparams
   hparams = HParams.load(os.path.join(source_dir, "hparams.json"), like=like)
   try:
     with open(os.path.join(source_dir, "model.json"), encoding="utf-8") as f:

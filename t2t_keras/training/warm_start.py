@@ -33,6 +33,7 @@ from t2t_keras.errors import MissingFileError, UserError
 from t2t_keras.hparams import HParams
 from t2t_keras.kernels.keras_internals import nested_layers
 from t2t_keras.models.builder import MODEL_SPEC, SPEC_TYPES
+from t2t_keras.layers.embedding import TokenEmbedding
 
 VOCAB_MODES = ("same", "map")
 # A mapping that keeps fewer of the new pieces than this is refused: the
@@ -256,7 +257,6 @@ def _vocab_sides(model):
   """{id(variable): "input" or "target"} for ``model``'s token embedding
   matrices (one [vocab, d_model] matrix each; a shared one is "target",
   and sharing needs one vocabulary)."""
-  from t2t_keras.layers.embedding import TokenEmbedding
   sides = {}
   for layer in nested_layers(model):
     if isinstance(layer, TokenEmbedding):
