@@ -18,8 +18,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from t2t_keras import registry
-from t2t_keras.decoding.ct2 import Ct2Decoder
-from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.backends.ct2 import Ct2Decoder
+from t2t_keras.decoding.backends.decoder import Decoder
 from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.export.run import export_run
 from t2t_keras.metrics.bleu import sacre_bleu

@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import t2t_keras
 from t2t_keras import registry
 from t2t_keras.data.vocab import SubwordVocab
-from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.backends.decoder import Decoder
 from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.decoding.stream import decode_stream
 from t2t_keras.io.lines import LineReader

@@ -6,8 +6,8 @@ run as a user decodes it, one table:
   cache and again with the cache the first call filled;
 - one sentence at a time in a process that keeps the decoder (a server):
   the median of ``--requests`` single-line decodes, each decoded once
-  untimed before (``decoding.decoder.Decoder`` /
-  ``decoding.jax_decoder.JaxDecoder``).
+  untimed before (``decoding.backends.decoder.Decoder`` /
+  ``decoding.backends.jax_decoder.JaxDecoder``).
 
 Every output is compared with TensorFlow's. Run it on an idle machine.
 
@@ -38,10 +38,10 @@ model, _, _, _ = load_model_from_dir(args["output_dir"],
                                      activation_dtype=args["dtype"])
 hparams = decode_hparams(args["overrides"], problem.decode_defaults)
 if keras.backend.backend() == "jax":
-  from t2t_keras.decoding.jax_decoder import JaxDecoder as Decoder
+  from t2t_keras.decoding.backends.jax_decoder import JaxDecoder as Decoder
   extra = {}
 else:
-  from t2t_keras.decoding.decoder import Decoder
+  from t2t_keras.decoding.backends.decoder import Decoder
   extra = dict(fixed_weights=True)
 decoder = Decoder(model, problem.input_vocab(args["data_dir"]), hparams,
                   target_vocab=problem.target_vocab(args["data_dir"]),

@@ -50,7 +50,7 @@ def main():
   import numpy as np
   from t2t_keras import build_model, registry
   from t2t_keras.analysis.peak import matmul_peaks
-  from t2t_keras.decoding.jax_decoder import JaxDecoder
+  from t2t_keras.decoding.backends.jax_decoder import JaxDecoder
   from t2t_keras.decoding.options import decode_hparams
   if keras.backend.backend() != "jax":
     sys.exit("run it with KERAS_BACKEND=jax")

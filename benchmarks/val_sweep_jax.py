@@ -55,7 +55,7 @@ class Setting:
     import jax
     import keras
     from t2t_keras import registry
-    from t2t_keras.decoding.jax_search import JaxSearch
+    from t2t_keras.decoding.backends.jax_search import JaxSearch
     from t2t_keras.decoding.options import decode_hparams
     from t2t_keras.training.moving_average import averaged, decay_at
     import train_speed_jax
@@ -88,7 +88,7 @@ class Setting:
                                         False)
       return loss_sum, count
 
-    # The library's greedy search (decoding.jax_search), the weights passed
+    # The library's greedy search (decoding.backends.jax_search), the weights passed
     # in: trainable values (a moving average's too), then non-trainable.
     greedy = JaxSearch(model, decode_hparams("beam_size=1"))
 

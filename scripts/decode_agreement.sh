@@ -43,7 +43,10 @@ for RUN in "$@"; do
   have validation || python - "$RUN" "$DATA" "$SOURCES" \
     "$OUT/$name.validation" <<'PY'
 import sys
-from t2t_keras.decoding.decoder import Decoder
+try:
+  from t2t_keras.decoding.backends.decoder import Decoder
+except ImportError:   # a tree from before decoding/ had folders
+  from t2t_keras.decoding.decoder import Decoder
 from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.models.builder import load_model_from_dir
 from t2t_keras import registry

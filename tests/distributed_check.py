@@ -92,8 +92,8 @@ def shared_decoding(trainer, strategy, rng):
   devices the two replicas' searches ran on, whether a replica whose copy
   of the weights was changed decodes differently)."""
   from t2t_keras.decoding.options import decode_hparams
-  from t2t_keras.decoding.decoder import Decoder
-  from t2t_keras.decoding.dev_bleu import decode_on_devices
+  from t2t_keras.decoding.backends.decoder import Decoder
+  from t2t_keras.training.dev_bleu import decode_on_devices
   hparams = decode_hparams("beam_size=2,batch_size=3")
   items = [list(rng.randint(2, 20, size=rng.randint(2, 9))) + [1]
            for _ in range(11)]

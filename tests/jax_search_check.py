@@ -1,5 +1,5 @@
 """Run by test_jax_search.py under KERAS_BACKEND=jax: every search of
-search_cases.py through ``decoding.jax_search.JaxSearch`` (jax.jit) over
+search_cases.py through ``decoding.backends.jax_search.JaxSearch`` (jax.jit) over
 the weights the TensorFlow side saved, compared with the ids it found.
 
     KERAS_BACKEND=jax python tests/jax_search_check.py DIR
@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 import keras
 
 import search_cases
-from t2t_keras.decoding.jax_search import JaxSearch
+from t2t_keras.decoding.backends.jax_search import JaxSearch
 
 
 def main(folder):

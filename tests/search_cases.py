@@ -6,7 +6,7 @@ TensorFlow) and by jax_search_check.py (under KERAS_BACKEND=jax)."""
 import numpy as np
 
 import t2t_keras
-from t2t_keras.decoding.constraints import PrefixConstraint
+from t2t_keras.decoding.searches.constraints import PrefixConstraint
 from t2t_keras.parsing.inorder_constraint import InOrderTreeConstraint
 from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.parsing.tree_constraint import TreeConstraint

@@ -8,8 +8,9 @@ import pytest
 
 from conftest import TINY_RUN
 from t2t_keras.decoding import run
-from t2t_keras.decoding.alignments import (align_words, alignment_error_rate,
-                                           word_of_pieces)
+from t2t_keras.decoding.jobs.alignments import (align_words,
+                                                alignment_error_rate,
+                                                word_of_pieces)
 from t2t_keras.io.lines import LineReader
 from t2t_keras.problems.synthetic import (DETERMINERS, LEXICON,
                                           TARGET_DETERMINERS, gold_alignment,
@@ -77,8 +78,8 @@ def test_alignment_error_rate_on_synthetic_test(trained_run, tmp_path):
   the wrong rows (the position after each piece) gets about 90, as chance
   does on sentences of 8-14 words."""
   from t2t_keras import registry
-  from t2t_keras.decoding.alignments import Aligner
-  from t2t_keras.decoding.dev_bleu import split_text
+  from t2t_keras.decoding.jobs.alignments import Aligner
+  from t2t_keras.training.dev_bleu import split_text
   from t2t_keras.models.builder import load_model_from_dir
   from t2t_keras.training.run import RunConfig, train
   import shutil

@@ -137,7 +137,7 @@ def test_search_in_a_function_with_unknown_shapes_equals_eager(beam):
   fault before ``beam_search._per_hypothesis`` repeated its state."""
   import keras
   from t2t_keras.decoding.options import decode_hparams
-  from t2t_keras.decoding.search import search_function
+  from t2t_keras.decoding.searches.search import search_function
   keras.utils.set_random_seed(0)
   model = t2t_keras.build_model("transformer_tiny", vocab_size=300,
                                 hparams_overrides="num_hidden_layers=1")

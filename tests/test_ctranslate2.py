@@ -10,9 +10,9 @@ import pytest
 from commands import python
 import t2t_keras
 from t2t_keras import registry
-from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.backends.decoder import Decoder
 from t2t_keras.decoding.options import decode_hparams
-from t2t_keras.decoding.dev_bleu import split_text
+from t2t_keras.training.dev_bleu import split_text
 from t2t_keras.errors import UserError
 from t2t_keras.export import ctranslate2 as ct2_export
 from t2t_keras.export.run import export_run
@@ -107,13 +107,13 @@ def test_what_ctranslate2_cannot_express_is_refused(model, hparams_set,
 
 
 def test_decoder_refuses_a_directory_that_is_not_an_export(tmp_path):
-  from t2t_keras.decoding.ct2 import Ct2Decoder
+  from t2t_keras.decoding.backends.ct2 import Ct2Decoder
   with pytest.raises(UserError, match="not a t2t-exporter"):
     Ct2Decoder(str(tmp_path))
 
 
 def test_sampling_is_seeded_and_n_best_lists_are_ranked(exported, lines):
-  from t2t_keras.decoding.ct2 import Ct2Decoder
+  from t2t_keras.decoding.backends.ct2 import Ct2Decoder
   sample = "sampling=topk,top_k=5,seed=3"
   first = Ct2Decoder(exported, sample).decode(lines[:20])
   assert first == Ct2Decoder(exported, sample).decode(lines[:20])

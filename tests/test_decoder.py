@@ -7,7 +7,7 @@ import pytest
 
 from commands import python
 from t2t_keras import registry
-from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.backends.decoder import Decoder
 from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.models.builder import load_model_from_dir
 

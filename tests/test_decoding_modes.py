@@ -8,10 +8,10 @@ import tensorflow as tf
 from commands import t2t_command
 from t2t_keras import registry
 from t2t_keras.decoding import greedy_decode, sample_decode
-from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.backends.decoder import Decoder
 from t2t_keras.decoding.options import decode_hparams
-from t2t_keras.decoding.sampling import filter_logits
-from t2t_keras.decoding.scoring import Scorer
+from t2t_keras.decoding.searches.sampling import filter_logits
+from t2t_keras.decoding.jobs.scoring import Scorer
 from t2t_keras.errors import UserError
 from t2t_keras.export.exporter import export
 from t2t_keras.ids import EOS_ID, PAD_ID

@@ -1,10 +1,10 @@
-"""decoding.device_batch: batch_size=0 (the default) is 32 sentences on a
+"""decoding.backends.device_batch: batch_size=0 (the default) is 32 sentences on a
 CPU and what fills half a GPU's memory with one."""
 
 import tensorflow as tf
 
 from t2t_keras import registry
-from t2t_keras.decoding import device_batch
+from t2t_keras.decoding.backends import device_batch
 from t2t_keras.decoding.options import decode_hparams
 
 VOCAB = 50

@@ -10,10 +10,10 @@ from conftest import TINY_RUN
 from t2t_keras import registry
 from t2t_keras.decoding import run
 from t2t_keras.decoding.batching import padded
-from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.backends.decoder import Decoder
 from t2t_keras.decoding.options import decode_hparams
-from t2t_keras.decoding.dev_bleu import split_text
-from t2t_keras.decoding.scoring import Scorer
+from t2t_keras.training.dev_bleu import split_text
+from t2t_keras.decoding.jobs.scoring import Scorer
 from t2t_keras.errors import UserError
 from t2t_keras.export.run import export_run
 from t2t_keras.io.lines import LineReader

@@ -139,7 +139,7 @@ def test_a_stop_whose_exception_was_lost_stops_the_next_batch():
   (errors.catch_lost_signals, silently) and decoding stops before the next
   batch (errors.check_signals)."""
   from t2t_keras import errors
-  from t2t_keras.decoding.backend import Backend
+  from t2t_keras.decoding.backends.backend import Backend
 
   class Finalized:
     def __del__(self):   # where the handler's raise came in

@@ -22,7 +22,7 @@ LATE = {
     ("t2t_keras.data.t2t_subword",
      "t2t_keras.data.t2t_subword_graph.SubwordGraph"):
         "the graph tokenizer imports this module (a cycle) and TensorFlow",
-    ("t2t_keras.decoding.run", "t2t_keras.decoding.jax_decoder"):
+    ("t2t_keras.decoding.run", "t2t_keras.decoding.backends.jax_decoder"):
         "the JAX backend, loaded only under KERAS_BACKEND=jax",
 }
 

@@ -1,6 +1,6 @@
 """t2t-decoder under KERAS_BACKEND=jax: a trained run's checkpoint read
 into the model built on JAX by its object graph's attribute paths
-(checkpoint_paths), decoded by jax.jit searches (decoding.jax_decoder),
+(checkpoint_paths), decoded by jax.jit searches (decoding.backends.jax_decoder),
 gives the TensorFlow decoder's lines: beam search under whole-word target
 prefixes, greedy search, empty and non-ASCII lines; and what it refuses."""
 
@@ -18,7 +18,7 @@ from t2t_keras import registry
 from t2t_keras.bin import common
 from t2t_keras.decoding import run
 from t2t_keras.decoding.batching import pad_rows
-from t2t_keras.decoding.jax_decoder import padded_rows, padded_width
+from t2t_keras.decoding.backends.jax_decoder import padded_rows, padded_width
 from t2t_keras.errors import UserError
 from t2t_keras.models.builder import build_model_from_dir, load_model_from_dir
 from test_constraints import _reader, _synthetic_lines

@@ -2,7 +2,7 @@
 reward), greedy search, forced prefixes and the parsing constraints
 (top-down trees over words, first pieces and placeholders; in-order trees)
 from a TensorFlow graph equal those from ``jax.jit`` over the same weights
-(decoding.jax_search): every search on the transformer, the unconstrained
+(decoding.backends.jax_search): every search on the transformer, the unconstrained
 and prefixed ones on the relative and rotary models, with the kernels
 packed for kernels.rows_product (kernels.kernel_layout), the transformer's
 greedy and beam searches in the transposed and Keras's layouts too; and
@@ -18,7 +18,7 @@ import pytest
 import tensorflow as tf
 
 import search_cases
-from t2t_keras.decoding.search import search_function
+from t2t_keras.decoding.searches.search import search_function
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -21,7 +21,7 @@ from t2t_keras import registry
 from t2t_keras.decoding import beam_search
 from t2t_keras.decoding.batching import windows
 from t2t_keras.layers.masks import NEG_INF
-from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.backends.decoder import Decoder
 from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.errors import UserError
 from t2t_keras.io.lines import LineReader, read_lines

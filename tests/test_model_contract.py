@@ -18,7 +18,7 @@ import t2t_keras
 from t2t_keras import registry
 from t2t_keras.data.vocab import SubwordVocab
 from t2t_keras.decoding import search_function
-from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.backends.decoder import Decoder
 from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.export.exporter import export
 from t2t_keras.models.base import Seq2SeqModel

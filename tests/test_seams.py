@@ -24,7 +24,7 @@ USR = '''
 import json, os
 import tensorflow as tf
 from t2t_keras import registry
-from t2t_keras.decoding.token_by_token import TokenSearch
+from t2t_keras.decoding.searches.token_by_token import TokenSearch
 from t2t_keras.ids import EOS_ID
 from t2t_keras.training.hooks import TrainingHook
 

@@ -145,7 +145,7 @@ def test_a_decoder_of_fixed_weights_reads_copies(model, beam, monkeypatch):
   """t2t-decoder's Decoder (``fixed_weights``) is prepared with W^T and
   each decoder self-attention's [W^Q W^K W^V] stored once and decodes the
   ids of one that stores none (validation's, whose weights change)."""
-  from t2t_keras.decoding.decoder import Decoder
+  from t2t_keras.decoding.backends.decoder import Decoder
   from t2t_keras.decoding.options import decode_hparams
   monkeypatch.setenv("T2T_KERAS_KERNELS", "1")
   hparams = decode_hparams(f"beam_size={beam},extra_length=6")

@@ -12,7 +12,7 @@ import tensorflow as tf
 from conftest import TINY_RUN
 from t2t_keras import registry
 from t2t_keras.decoding.options import decode_hparams
-from t2t_keras.decoding.dev_bleu import DevBleu
+from t2t_keras.training.dev_bleu import DevBleu
 from t2t_keras.models.builder import load_model_from_dir
 from t2t_keras.training.best import BestKeeper
 from t2t_keras.training.run import RunConfig, train

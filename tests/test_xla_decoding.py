@@ -15,9 +15,9 @@ import tensorflow as tf
 from t2t_keras import registry
 from t2t_keras.io.cache import cache_folder, keep_xla_programs, xla_folder
 from t2t_keras.decoding import run
-from t2t_keras.decoding.beam_search import beam_search
-from t2t_keras.decoding.constraints import PrefixConstraint
-from t2t_keras.decoding.token_by_token import greedy_decode
+from t2t_keras.decoding.searches.beam_search import beam_search
+from t2t_keras.decoding.searches.constraints import PrefixConstraint
+from t2t_keras.decoding.searches.token_by_token import greedy_decode
 from t2t_keras.export.run import export_run
 from t2t_keras.io.lines import LineReader
 from test_constraints import _random_parser

@@ -1,5 +1,5 @@
 """speed_table.py's worker for t2t_keras under Keras's JAX backend: the
-registered searches compiled with ``jax.jit`` (``decoding.jax_search``),
+registered searches compiled with ``jax.jit`` (``decoding.backends.jax_search``),
 the base model with random weights, no TensorFlow imported.
 
   python benchmarks/speed/jax_worker.py --task beam|greedy[,...]
@@ -22,7 +22,10 @@ import numpy as np
 
 import shapes
 from t2t_keras import registry
-from t2t_keras.decoding.jax_search import JaxSearch
+try:
+  from t2t_keras.decoding.backends.jax_search import JaxSearch
+except ImportError:   # a tree from before decoding/ had folders
+  from t2t_keras.decoding.jax_search import JaxSearch
 from t2t_keras.decoding.options import decode_hparams
 
 

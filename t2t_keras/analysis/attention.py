@@ -11,7 +11,7 @@ import dataclasses
 import numpy as np
 
 from t2t_keras.decoding.batching import padded
-from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.backends.decoder import Decoder
 from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.layers.attention_record import recording
 from t2t_keras.models.base import ATTENTION_KINDS
@@ -53,7 +53,7 @@ class AttentionReader:
   """Reads attention maps from ``model`` (a ``Seq2SeqModel`` with
   ``attention_layers``) for text encoded with ``vocab`` (source) and
   ``target_vocab``; outputs come from the decoder's search under ``decode``
-  (an HParams from ``decoding.decoder.decode_hparams``)."""
+  (an HParams from ``decoding.backends.decoder.decode_hparams``)."""
 
   def __init__(self, model, vocab, decode, target_vocab=None):
     self.model = model

@@ -109,7 +109,7 @@ def main():
     raise app.UsageError("--decode_split needs --decode_to_file (its "
                          "sources and references are written beside it)")
   from t2t_keras.decoding import run
-  from t2t_keras.decoding.scoring import paired_lines, tsv_pairs
+  from t2t_keras.decoding.jobs.scoring import paired_lines, tsv_pairs
   from t2t_keras.io.lines import LineReader
   split = FLAGS.decode_split and FLAGS.decode_to_file
   outputs.check_outputs(

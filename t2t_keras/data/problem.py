@@ -38,7 +38,7 @@ class Problem:
   # Names that t2t-datagen's flags may set through ``configure``.
   OPTIONS = ()
   # Decode hparams that replace the paper's defaults for this problem
-  # (t2t_keras.decoding.decoder.decode_hparams), e.g. {"beam_size": 21}.
+  # (t2t_keras.decoding.backends.decoder.decode_hparams), e.g. {"beam_size": 21}.
   decode_defaults = {}
   # Whether t2t-trainer decodes dev and scores its BLEU at each evaluation
   # by default (translation problems); otherwise dev loss picks the best
@@ -157,7 +157,7 @@ class Problem:
     return type(self).repaired is not Problem.repaired
 
   def decode_constraint(self, data_dir):
-    """A ``decoding.constraints.Constraint`` every search of this problem
+    """A ``decoding.searches.constraints.Constraint`` every search of this problem
     applies (parsing: well-formed trees), or None."""
     del data_dir
     return None

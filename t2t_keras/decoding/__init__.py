@@ -1,12 +1,25 @@
-"""Decoding: registered searches (beam search, greedy search, sampling)
-over the cached decoder."""
+"""Decoding, in three rooms:
 
-from t2t_keras.decoding.beam_search import beam_search
-from t2t_keras.decoding.sampling import sample_decode
-from t2t_keras.decoding.search import Search, make_search, search_function
-from t2t_keras.decoding.steps import length_penalty
-from t2t_keras.decoding.token_by_token import (TokenSearch, greedy_decode,
-                                               token_by_token)
+    searches/  how outputs are chosen: ``search.Search``, registered by
+               name (beam, greedy, sample), the loop multi-hypothesis
+               searches share, length limits, constraints
+    backends/  where the model runs and how a batch of ids reaches it:
+               the TensorFlow graph and XLA, JAX, a SavedModel,
+               CTranslate2
+    jobs/      scoring given outputs, alignments
+
+and, here, the decode job itself: options (the decode hparams), run (lines
+in, lines out), batching and stream. Validation BLEU lives with training
+(``training.dev_bleu``)."""
+
+from t2t_keras.decoding.searches.beam_search import beam_search
+from t2t_keras.decoding.searches.sampling import sample_decode
+from t2t_keras.decoding.searches.search import (Search, make_search,
+                                                search_function)
+from t2t_keras.decoding.searches.steps import length_penalty
+from t2t_keras.decoding.searches.token_by_token import (TokenSearch,
+                                                        greedy_decode,
+                                                        token_by_token)
 
 __all__ = ["beam_search", "sample_decode", "Search", "make_search",
            "search_function", "length_penalty", "TokenSearch",

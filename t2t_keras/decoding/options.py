@@ -5,8 +5,8 @@ import re
 
 from t2t_keras import hparam_ranges
 from t2t_keras import registry
-from t2t_keras.decoding.search import make_search
-from t2t_keras.decoding.steps import ALPHA, BEAM_SIZE, EXTRA_LENGTH
+from t2t_keras.decoding.searches.search import make_search
+from t2t_keras.decoding.searches.steps import ALPHA, BEAM_SIZE, EXTRA_LENGTH
 from t2t_keras.errors import UserError
 from t2t_keras.hparams import HParams
 
@@ -15,7 +15,7 @@ BATCH_SIZE = 32         # sentences per search call on a CPU
 
 def sentences_a_batch(hparams):
   """Decode hparams' ``batch_size``, or ``BATCH_SIZE`` for 0 where the
-  backend does not size the batch to the device (``decoding.device_batch``
+  backend does not size the batch to the device (``decoding.backends.device_batch``
   does for checkpoints)."""
   return int(hparams.batch_size) or BATCH_SIZE
 
@@ -23,12 +23,12 @@ def sentences_a_batch(hparams):
 def decode_hparams(overrides="", defaults=None):
   """The paper's decoding settings (section 6.1), then a problem's
   ``defaults`` (parsing: beam 21, alpha 0.3, extra 300), then overrides.
-  ``search`` names a registered search (``decoding.search``; empty: beam,
+  ``search`` names a registered search (``decoding.searches.search``; empty: beam,
   greedy for beam_size=1, sampling when ``sampling=topk|topp``, with
   ``top_k``, ``top_p``, ``temperature``, ``seed``, draws one output per
   sentence; beam search's ``length_reward`` adds that much to a finished
   hypothesis's score per token; ``batch_size`` sentences a search call, 0:
-  what fits the device, ``decoding.device_batch``). A search's own
+  what fits the device, ``decoding.backends.device_batch``). A search's own
   settings (its class's
   ``settings``) are added before the overrides apply."""
   hparams = HParams(search="", beam_size=BEAM_SIZE, alpha=ALPHA,

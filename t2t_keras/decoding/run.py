@@ -7,14 +7,14 @@ import keras
 from t2t_keras import registry
 from t2t_keras.decode_defaults import DEFAULT_WINDOW
 from t2t_keras.data.vocab_check import check_run_vocab
-from t2t_keras.decoding.alignments import Aligner
-from t2t_keras.decoding.ct2 import Ct2Decoder
-from t2t_keras.decoding.dev_bleu import split_text
-from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.jobs.alignments import Aligner
+from t2t_keras.decoding.backends.ct2 import Ct2Decoder
+from t2t_keras.training.dev_bleu import split_text
+from t2t_keras.decoding.backends.decoder import Decoder
 from t2t_keras.decoding.options import (decode_hparams, describe,
                                         describe_precision, sentences_a_batch)
-from t2t_keras.decoding.saved_model import SavedModelDecoder
-from t2t_keras.decoding.scoring import Scorer, score_stream
+from t2t_keras.decoding.backends.saved_model import SavedModelDecoder
+from t2t_keras.decoding.jobs.scoring import Scorer, score_stream
 from t2t_keras.decoding.stream import decode_stream
 from t2t_keras.errors import UserError
 from t2t_keras.io.cache import keep_jax_programs
@@ -60,7 +60,7 @@ def score(problem_name, model_dir, data_dir, pairs, target,
           log=_to_stderr):
   """Writes one ``log-prob<TAB>per token<TAB>tokens`` line per (source,
   target) pair of the iterable ``pairs`` into the binary stream
-  ``target`` (forced decoding, ``decoding.scoring``), computing in
+  ``target`` (forced decoding, ``decoding.jobs.scoring``), computing in
   ``activation_dtype`` (default: as the run trained). Returns the number
   of lines written."""
   if keras.backend.backend() != "tensorflow":
@@ -99,7 +99,7 @@ def decode(problem_name, model_dir, data_dir, source, target,
   under ``KERAS_BACKEND=jax`` a checkpoint decodes through
   ``jax_decoder.JaxDecoder`` (its programs kept: ``keep_jax_programs``);
   ``alignments``, a binary stream for each output's word alignment
-  (Pharaoh format, ``decoding.alignments``); ``after_window(n)``, called
+  (Pharaoh format, ``decoding.jobs.alignments``); ``after_window(n)``, called
   after each window of ``n`` lines is written (``io.resume``). Returns the
   number of lines written."""
   if alignments is not None and (saved_model_dir or ct2_model_dir):
@@ -144,7 +144,7 @@ def decode(problem_name, model_dir, data_dir, source, target,
                  repaired=problem.repaired if problem.repairs else None,
                  whole_words=whole_word_prefixes)
   if jax:
-    from t2t_keras.decoding import jax_decoder
+    from t2t_keras.decoding.backends import jax_decoder
     decoder = jax_decoder.JaxDecoder(model, vocabs[0], hparams, **options)
   else:
     decoder = Decoder(model, vocabs[0], hparams, xla=xla,

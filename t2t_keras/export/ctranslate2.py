@@ -1,6 +1,6 @@
 """CTranslate2 export (``t2t-exporter --format=ctranslate2``): a trained
 Transformer's weights, vocabularies and SentencePiece models as a CTranslate2
-model directory, which ``t2t-decoder --ct2_model_dir`` (``decoding.ct2``)
+model directory, which ``t2t-decoder --ct2_model_dir`` (``decoding.backends.ct2``)
 decodes through.
 
 The paper's model maps exactly: post-norm (or pre-norm) layers with
@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 from t2t_keras.data.vocab import UNK_ID
-from t2t_keras.decoding import ct2
+from t2t_keras.decoding.backends import ct2
 from t2t_keras.errors import UserError
 from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.io import files

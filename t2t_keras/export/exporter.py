@@ -33,9 +33,10 @@ import time
 import tensorflow as tf
 
 from t2t_keras.io import checkpoint_io
-from t2t_keras.decoding.constraints import PrefixConstraint, word_starts_of
+from t2t_keras.decoding.searches.constraints import (PrefixConstraint,
+                                                     word_starts_of)
 from t2t_keras.decoding.options import sentences_a_batch
-from t2t_keras.decoding.search import search_function
+from t2t_keras.decoding.searches.search import search_function
 from t2t_keras.models.prepared import prepare_for_decoding
 from t2t_keras.errors import ExistingFileError, UserError
 from t2t_keras.io.logs import native_stderr_silenced
@@ -51,7 +52,7 @@ def export(model, vocab, hparams, export_dir, version=None,
 
   ``model`` is a ``models.base.Seq2SeqModel``; ``vocab`` tokenizes the
   inputs and detokenizes the outputs unless ``target_vocab`` is given;
-  ``constraint`` (a ``decoding.constraints.Constraint``) applies to every
+  ``constraint`` (a ``decoding.searches.constraints.Constraint``) applies to every
   search. ``xla``: each signature's search (ids in, ids out: not the
   tokenizers, which XLA cannot compile) is a function marked for XLA
   (``jit_compile``), which TensorFlow compiles when it runs it and TF

@@ -33,9 +33,9 @@ import numpy as np
 from keras import ops
 
 from t2t_keras.parsing import trees
-from t2t_keras.decoding.constraints import (Constraint, one_hot_mask,
-                                            per_hypothesis)
-from t2t_keras.decoding.tensor_ops import gather_rows, take
+from t2t_keras.decoding.searches.constraints import (Constraint, one_hot_mask,
+                                                     per_hypothesis)
+from t2t_keras.decoding.searches.tensor_ops import gather_rows, take
 from t2t_keras.ids import EOS_ID, PAD_ID
 
 WORD_START = "\u2581"      # SentencePiece's mark of a word-initial piece

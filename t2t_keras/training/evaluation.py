@@ -9,7 +9,7 @@ import time
 import tensorflow as tf
 
 from t2t_keras.decoding.options import decode_hparams, describe
-from t2t_keras.decoding.dev_bleu import DevBleu
+from t2t_keras.training.dev_bleu import DevBleu
 from t2t_keras.training.best import BestKeeper
 from t2t_keras.training.hooks import TrainingHook
 

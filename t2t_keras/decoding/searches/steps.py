@@ -1,7 +1,7 @@
 """The pieces every search shares: per-sentence length limits, the
 while-loop over the model's cache, and the next token's log-probabilities
 with padding never produced, EOS forced at each sentence's limit and an
-optional constraint's mask applied (``decoding.constraints``).
+optional constraint's mask applied (``decoding.searches.constraints``).
 
 Written in ``keras.ops`` and ``tensor_ops`` (core ops on TensorFlow, so a
 SavedModel of a search loads in stock TF Serving; the same code under
@@ -13,8 +13,8 @@ import keras
 import numpy as np
 from keras import ops
 
-from t2t_keras.decoding import top_k
-from t2t_keras.decoding.constraints import bias, per_hypothesis
+from t2t_keras.decoding.searches import top_k
+from t2t_keras.decoding.searches.constraints import bias, per_hypothesis
 from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.layers.masks import NEG_INF
 

@@ -13,11 +13,11 @@ from t2t_keras.io import json_files
 from t2t_keras.data.t2t_subword import T2TSubwordVocab
 from t2t_keras.data.vocab import SubwordVocab
 from t2t_keras.decode_defaults import COMPUTE_TYPES
-from t2t_keras.decoding.backend import Backend
+from t2t_keras.decoding.backends.backend import Backend
 from t2t_keras.decoding.batching import encode_with_eos, equal_length_chunks
 from t2t_keras.decoding.options import decode_hparams, sentences_a_batch
-from t2t_keras.decoding.search import search_name
-from t2t_keras.decoding.steps import hypothesis_score
+from t2t_keras.decoding.searches.search import search_name
+from t2t_keras.decoding.searches.steps import hypothesis_score
 from t2t_keras.errors import UserError
 from t2t_keras.ids import EOS_ID, PAD_ID
 

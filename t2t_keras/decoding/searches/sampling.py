@@ -13,8 +13,9 @@ decoding. Scores are the model's log-probabilities of the drawn outputs
 from keras import ops
 
 from t2t_keras import registry
-from t2t_keras.decoding.tensor_ops import categorical, gather_rows
-from t2t_keras.decoding.token_by_token import TokenSearch, token_by_token
+from t2t_keras.decoding.searches.tensor_ops import categorical, gather_rows
+from t2t_keras.decoding.searches.token_by_token import (TokenSearch,
+                                                        token_by_token)
 from t2t_keras.errors import UserError
 from t2t_keras.layers.masks import NEG_INF
 

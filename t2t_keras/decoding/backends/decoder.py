@@ -1,5 +1,5 @@
 """Decoding through a checkpoint: the model in memory, searched by the
-registered search the decode hparams pick (``decoding.search``), under the
+registered search the decode hparams pick (``decoding.searches.search``), under the
 problem's constraint or a caller's target prefixes. One traced tf.function
 serves every batch shape. The lines, batches and strings are
 ``ids_backend.IdsBackend``'s, shared with ``jax_decoder.JaxDecoder``.
@@ -8,9 +8,10 @@ serves every batch shape. The lines, batches and strings are
 import tensorflow as tf
 
 from t2t_keras.decoding.batching import padded
-from t2t_keras.decoding.constraints import PrefixConstraint, word_starts_of
-from t2t_keras.decoding.ids_backend import IdsBackend
-from t2t_keras.decoding.search import search_function
+from t2t_keras.decoding.searches.constraints import (PrefixConstraint,
+                                                     word_starts_of)
+from t2t_keras.decoding.backends.ids_backend import IdsBackend
+from t2t_keras.decoding.searches.search import search_function
 from t2t_keras.models.prepared import prepare_for_decoding
 
 
@@ -24,7 +25,7 @@ class Decoder(IdsBackend):
     hparams: from ``options.decode_hparams``.
     postprocess: ``(text, source) -> line`` (a problem's ``postprocess``).
     target_vocab: decodes the outputs when the two sides differ.
-    constraint: a ``decoding.constraints.Constraint`` every search applies
+    constraint: a ``decoding.searches.constraints.Constraint`` every search applies
       (a problem's ``decode_constraint``), or None.
     repaired: ``(text, source) -> bool``, whether ``postprocess`` repaired
       an output (counted in ``stats.repaired``).

@@ -22,7 +22,7 @@ matrix, where every full pass costs as much as the rest of the search:
 
 from keras import ops
 
-from t2t_keras.decoding.tensor_ops import gather_rows
+from t2t_keras.decoding.searches.tensor_ops import gather_rows
 
 BLOCK = 128
 LOWEST = -3.0e38  # below any logit, including masked ones (-1e9)

@@ -13,7 +13,7 @@ sampling), scoring and the exported SavedModel apply it the same way, in
   costs nothing.
 * ``renormalize = False`` (a forced prefix): disallowed tokens get NEG_INF
   after normalization, so a forced token costs what the model gives it, as
-  forced decoding (``decoding.scoring``) would score it.
+  forced decoding (``decoding.jobs.scoring``) would score it.
 
 Interface (``Constraint``):
   start(inputs [batch, length], hypotheses) -> state, rows batch*hypotheses
@@ -26,7 +26,7 @@ Interface (``Constraint``):
 import numpy as np
 from keras import ops
 
-from t2t_keras.decoding.tensor_ops import take
+from t2t_keras.decoding.searches.tensor_ops import take
 from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.layers.masks import NEG_INF
 

@@ -23,8 +23,8 @@ Only under ``KERAS_BACKEND=jax``; it imports no TensorFlow.
 
 import keras
 
-from t2t_keras.decoding.constraints import PrefixConstraint
-from t2t_keras.decoding.search import make_search
+from t2t_keras.decoding.searches.constraints import PrefixConstraint
+from t2t_keras.decoding.searches.search import make_search
 from t2t_keras.models.prepared import held_matrices, prepare_for_decoding
 
 
@@ -34,7 +34,7 @@ class JaxSearch:
   Args:
     model: a built ``models.base.Seq2SeqModel``.
     options: decode hparams (``decoding.options.decode_hparams``).
-    constraint: a ``decoding.constraints.Constraint`` every search applies
+    constraint: a ``decoding.searches.constraints.Constraint`` every search applies
       (a problem's ``decode_constraint``), or None.
     word_starts: with prefixes, bool [target vocab], the pieces that begin
       a word (a prefix is whole words), or None (its last word may go on).

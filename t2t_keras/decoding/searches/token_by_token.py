@@ -11,11 +11,13 @@ once a batch.
 from keras import ops
 
 from t2t_keras import registry
-from t2t_keras.decoding.search import Search
-from t2t_keras.decoding.steps import (EXTRA_LENGTH, constrained_limits,
-                                      output_length, per_hypothesis_state,
-                                      step_log_probs, write_column)
-from t2t_keras.decoding.tensor_ops import argmax, gather_rows, search_loop
+from t2t_keras.decoding.searches.search import Search
+from t2t_keras.decoding.searches.steps import (EXTRA_LENGTH, constrained_limits,
+                                               output_length,
+                                               per_hypothesis_state,
+                                               step_log_probs, write_column)
+from t2t_keras.decoding.searches.tensor_ops import (argmax, gather_rows,
+                                                    search_loop)
 from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.models.prepared import decoding_model
 
@@ -28,9 +30,9 @@ def token_by_token(model, inputs, choose, extra_length=EXTRA_LENGTH,
     model: a ``Seq2SeqModel`` or a ``PreparedModel``.
     inputs: int [batch, length].
     choose: ``(log_probs [batch, vocab], step) -> int32 [batch]``, the next
-      tokens (argmax for greedy decoding; see ``decoding.sampling``).
+      tokens (argmax for greedy decoding; see ``decoding.searches.sampling``).
     extra_length: outputs stop at input length + this.
-    constraint: optional ``decoding.constraints.Constraint``.
+    constraint: optional ``decoding.searches.constraints.Constraint``.
   Returns (ids [batch, max_length] 0-padded after EOS, the model's log-prob of
   each output [batch]; under a renormalizing constraint, the log-prob among
   the allowed tokens).

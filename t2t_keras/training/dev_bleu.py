@@ -15,7 +15,7 @@ import concurrent.futures
 import tensorflow as tf
 
 from t2t_keras.decoding.batching import with_eos
-from t2t_keras.decoding.decoder import Decoder
+from t2t_keras.decoding.backends.decoder import Decoder
 from t2t_keras.errors import UserError
 from t2t_keras.ids import EOS_ID, PAD_ID
 from t2t_keras.metrics.bleu import corpus_score

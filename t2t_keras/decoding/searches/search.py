@@ -18,7 +18,7 @@ class Search:
   """Chooses outputs for a batch of sentences.
 
   Args:
-    options: the decode hparams (``decoding.decoder.decode_hparams``):
+    options: the decode hparams (``decoding.backends.decoder.decode_hparams``):
       beam_size, alpha, extra_length, return_beams, sampling, top_k, top_p,
       temperature, seed, and any a search adds by override.
   Attributes:
@@ -35,7 +35,7 @@ class Search:
 
   def __call__(self, model, inputs, constraint=None):
     """model: a ``models.base.Seq2SeqModel``; inputs: int [batch, length]
-    (EOS-terminated, 0-padded); constraint: a ``decoding.constraints.
+    (EOS-terminated, 0-padded); constraint: a ``decoding.searches.constraints.
     Constraint`` or None. Returns (ids int32 [batch, n, max_length],
     0-padded after EOS, best first; scores float32 [batch, n])."""
     raise NotImplementedError

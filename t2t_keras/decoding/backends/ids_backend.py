@@ -4,9 +4,9 @@ checkpoint's, on TensorFlow or JAX): source lines to ids with EOS, cut to
 the search's ids back to strings (n-best lists with ``return_beams``).
 A subclass implements ``search_rows``."""
 
-from t2t_keras.decoding.backend import Backend
+from t2t_keras.decoding.backends.backend import Backend
 from t2t_keras.decoding.batching import encode_with_eos, length_sorted_chunks
-from t2t_keras.decoding.device_batch import decode_batch_size
+from t2t_keras.decoding.backends.device_batch import decode_batch_size
 from t2t_keras.ids import PAD_ID
 from t2t_keras.layers.masks import NEG_INF
 

@@ -6,7 +6,7 @@ import os
 
 import tensorflow as tf
 
-from t2t_keras.decoding.backend import Backend
+from t2t_keras.decoding.backends.backend import Backend
 from t2t_keras.decoding.batching import length_sorted_chunks
 from t2t_keras.decoding.options import BATCH_SIZE
 from t2t_keras.errors import MissingFileError, UserError

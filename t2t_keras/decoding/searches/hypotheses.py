@@ -1,65 +1,81 @@
-"""Beam search over any model that keeps the contract
-of ``models.base.Seq2SeqModel`` (encode, init_cache, decode_step,
-reorder_cache), as in section 6.1: beam 4, length penalty alpha 0.6, maximum
-output length input length + 50, early termination.
+"""The loop every multi-hypothesis search shares, as section 6.1 decodes:
+K hypotheses a sentence extended together, the finished ones kept apart,
+early termination once no live hypothesis can beat the worst kept one,
+EOS forced at each sentence's limit. A search is a strategy on it: its
+``select`` picks each step's 2K candidates among every hypothesis's best
+tokens, and ranks them; the loop does the rest (the cache's reorder, the
+constraint's state, the finished pool, the stop). Beam search is the
+strategy of the plain top 2K (``beam_search.py``); a new one, such as a
+diverse beam search, writes only its ``select``.
 
 Written in ``keras.ops`` and ``tensor_ops`` (a while loop, gathers,
-top-k): core ops on TensorFlow, so a SavedModel of it loads in stock TF
-Serving, and the same search under XLA and ``jax.jit``. Scores are GNMT's (the paper's
-[38]): log P(Y|X) / lp(Y), lp(Y) = ((5 + |Y|) / 6)^alpha, |Y| counting EOS,
-plus ``length_reward`` x |Y| (a word reward, as Marian's word penalty with
-the sign turned; 0, the paper's, by default). Where alpha barely moves long
-outputs (lp changes by ~alpha / (5 + |Y|) a token), the reward buys each
-token the same.
-It decodes the model prepared for decoding (``models.prepared``), read
-once a batch.
+top-k): core ops on TensorFlow, so a SavedModel of a search loads in stock
+TF Serving, and the same search under XLA and ``jax.jit``. Scores are
+GNMT's (the paper's [38]): log P(Y|X) / lp(Y), lp(Y) = ((5 + |Y|) /
+6)^alpha, |Y| counting EOS, plus ``length_reward`` x |Y|.
 
-It takes an optional ``constraint`` (``decoding.constraints``):
-its state rides in the loop beside the cache (beam search reorders it with
-the same indices), its mask is applied to every step's logits, and each
-sentence's length limit is raised to what the constraint needs. Without
+A ``constraint`` (``searches.constraints``) rides in the loop beside the
+cache (reordered with the same indices), its mask applied to every step's
+logits, each sentence's length limit raised to what it needs. Without
 one, the graph is the unconstrained search's.
 """
 
 import keras
 from keras import ops
 
-from t2t_keras import registry
-from t2t_keras.decoding.search import Search
-from t2t_keras.decoding.steps import (ALPHA, BEAM_SIZE, EXTRA_LENGTH,
-                                      constrained_limits, hypothesis_score,
-                                      length_penalty, one_entry,
-                                      output_length,
-                                      per_hypothesis_state, step_best,
-                                      write_column)
-from t2t_keras.decoding.tensor_ops import gather_rows, search_loop, take
+from t2t_keras.decoding.searches.search import Search
+from t2t_keras.decoding.searches.steps import (constrained_limits,
+                                               hypothesis_score,
+                                               length_penalty, one_entry,
+                                               output_length,
+                                               per_hypothesis_state,
+                                               step_best, write_column)
+from t2t_keras.decoding.searches.tensor_ops import (gather_rows, search_loop,
+                                                    take)
 from t2t_keras.ids import EOS_ID
 from t2t_keras.layers.masks import NEG_INF
 from t2t_keras.models.prepared import decoding_model
 
 
-def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
-                extra_length=EXTRA_LENGTH, nbest=False, constraint=None,
-                length_reward=0.0):
-  """Beam search. inputs: int [batch, length].
-
-  With ``nbest`` the search goes on until ``beam_size`` hypotheses have
-  finished (or the length limit), not only the best one, so that all of
-  them are real; where fewer exist, the rest score about NEG_INF.
-  ``constraint``: optional ``decoding.constraints.Constraint``.
-  ``length_reward``: added to a finished hypothesis's score per token.
-
-  Returns (ids [batch, beam_size, max_length], 0-padded after EOS, best
-  first; scores [batch, beam_size], length-penalized log-probabilities
-  plus the reward).
-  """
-  with decoding_model(model, beam_size) as decoding:
-    return _beam_search(decoding, inputs, beam_size, alpha, extra_length,
-                        nbest, constraint, length_reward)
+def top_candidates(step, candidates, tokens):
+  """Beam search's step: the 2K best of ``candidates`` (float32 [batch, K,
+  per_row], each hypothesis's log-prob extended by each of its per_row best
+  tokens ``tokens`` int32 [batch, K, per_row]). Returns (rank, log-probs,
+  index into K x per_row), each [batch, 2K]; rank is the log-probs."""
+  del step, tokens
+  beam, per_row = candidates.shape[1], candidates.shape[2]
+  flat = ops.reshape(candidates, (-1, beam * per_row))
+  logp, index = ops.top_k(flat, 2 * beam)
+  return logp, logp, index
 
 
-def _beam_search(model, inputs, beam_size, alpha, extra_length, nbest,
-                 constraint, length_reward):
+class MultiHypothesisSearch(Search):
+  """A search of ``beam_size`` hypotheses a sentence on the shared loop;
+  a subclass writes ``select`` (and ``describe``)."""
+  nbest = True
+
+  def select(self, step, candidates, tokens):
+    """(rank, log-probs, index), each [batch, 2K], of the candidates the
+    step keeps: ``top_candidates``' arguments and returns; rank orders the
+    live hypotheses, the log-probs score them."""
+    return top_candidates(step, candidates, tokens)
+
+  def hypotheses(self):
+    return self.options.beam_size
+
+  def __call__(self, model, inputs, constraint=None):
+    o = self.options
+    with decoding_model(model, o.beam_size) as decoding:
+      return hypotheses_loop(decoding, inputs, self.select, o.beam_size,
+                             o.alpha, o.extra_length, o.return_beams,
+                             constraint, o.length_reward)
+
+
+def hypotheses_loop(model, inputs, select, beam_size, alpha, extra_length,
+                    nbest, constraint, length_reward):
+  """The loop of every multi-hypothesis search over ``model`` (a
+  ``PreparedModel``); ``select`` is the strategy's step (``MultiHypothesis
+  Search.select``). Arguments and returns as ``beam_search``'s."""
   inputs = ops.convert_to_tensor(inputs, "int32")
   batch, beam = ops.shape(inputs)[0], beam_size
   limits, allowed = constrained_limits(inputs, extra_length, beam,
@@ -86,16 +102,18 @@ def _beam_search(model, inputs, beam_size, alpha, extra_length, nbest,
     per_row = log_probs.shape[-1]  # 2 * beam, or the vocabulary if smaller
     candidates = alive_logp[:, :, None] + ops.reshape(log_probs,
                                                       (-1, beam, per_row))
-    flat = ops.reshape(candidates, (-1, beam * per_row))
-    top_logp, top_index = ops.top_k(flat, 2 * beam)
+    tokens = ops.reshape(tokens, (-1, beam, per_row))
+    top_rank, top_logp, top_index = select(step, candidates, tokens)
     top_beam = top_index // per_row
     top_token = gather_rows(ops.reshape(tokens, (-1, beam * per_row)),
                             top_index)
     top_seq = write_column(gather_rows(alive_seq, top_beam), step, top_token)
     is_eos = ops.equal(top_token, EOS_ID)
-    # Alive: the best K that did not end.
-    alive_rank = top_logp + ops.where(is_eos, NEG_INF, 0.0)
+    # Alive: the best K by the strategy's rank that did not end.
+    alive_rank = top_rank + ops.where(is_eos, NEG_INF, 0.0)
     new_logp, alive_pick = ops.top_k(alive_rank, beam)
+    if top_rank is not top_logp:
+      new_logp = gather_rows(top_logp, alive_pick)
     alive_seq = gather_rows(top_seq, alive_pick)
     origin = gather_rows(top_beam, alive_pick)                # [batch, K]
     rows = ops.reshape(origin + row_starts, (-1,))
@@ -141,23 +159,3 @@ def _beam_search(model, inputs, beam_size, alpha, extra_length, nbest,
   ids = ops.where(none_finished[:, None, None], alive_seq, fin_seq)
   scores = ops.where(none_finished[:, None], alive_score, fin_score)
   return ids, scores
-
-
-@registry.register_search("beam")
-class BeamSearch(Search):
-  """Beam search (``beam_size``, ``alpha``; n-best with ``return_beams``)."""
-  nbest = True
-
-  def __call__(self, model, inputs, constraint=None):
-    o = self.options
-    return beam_search(model, inputs, o.beam_size, o.alpha, o.extra_length,
-                       o.return_beams, constraint, o.length_reward)
-
-  def hypotheses(self):
-    return self.options.beam_size
-
-  def describe(self):
-    o = self.options
-    reward = f", length reward {o.length_reward}" if o.length_reward else ""
-    return (f"beam {o.beam_size}, alpha {o.alpha}{reward}, extra length "
-            f"{o.extra_length}")

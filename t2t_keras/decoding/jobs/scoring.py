@@ -14,8 +14,9 @@ import time
 import tensorflow as tf
 
 from t2t_keras.decode_defaults import DEFAULT_WINDOW
-from t2t_keras.decoding.steps import EXTRA_LENGTH
-from t2t_keras.decoding.constraints import NEG_INF, constrained_log_probs
+from t2t_keras.decoding.searches.steps import EXTRA_LENGTH
+from t2t_keras.decoding.searches.constraints import (NEG_INF,
+                                                     constrained_log_probs)
 from t2t_keras.decoding.batching import (encode_with_eos,
                                          length_sorted_chunks, padded,
                                          windows)
@@ -74,7 +75,7 @@ class Scorer:
     max_input_length: sources (and targets) are cut to this many tokens,
       EOS included; cuts are counted in ``truncated``.
     batch_size: pairs per model call.
-    constraint: a ``decoding.constraints.Constraint`` (a problem's
+    constraint: a ``decoding.searches.constraints.Constraint`` (a problem's
       ``decode_constraint``): each token is scored as the searches score
       it under the constraint (a target it forbids scores about NEG_INF),
       with the searches' length limits (input length + ``extra_length``).

@@ -15,9 +15,9 @@ no output.
 import numpy as np
 
 from t2t_keras.decoding.batching import pad_rows
-from t2t_keras.decoding.constraints import word_starts_of
-from t2t_keras.decoding.ids_backend import IdsBackend
-from t2t_keras.decoding.jax_search import JaxSearch
+from t2t_keras.decoding.searches.constraints import word_starts_of
+from t2t_keras.decoding.backends.ids_backend import IdsBackend
+from t2t_keras.decoding.backends.jax_search import JaxSearch
 
 
 def padded_width(longest, limit):
