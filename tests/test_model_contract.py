@@ -21,6 +21,7 @@ from t2t_keras.decoding import search_function
 from t2t_keras.decoding.backends.decoder import Decoder
 from t2t_keras.decoding.options import decode_hparams
 from t2t_keras.export.exporter import export
+from t2t_keras.layers.decoder import DecoderLayer
 from t2t_keras.models.base import Seq2SeqModel
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -59,6 +60,34 @@ def test_cached_decoding_equals_the_full_pass(name):
   cache = model.init_cache(model.encode(inputs), 30)
   previous = np.zeros(3, "int32")
   for t in range(targets.shape[1]):       # past the relative clipping (20)
+    step, cache = model.decode_step(previous, t, cache)
+    np.testing.assert_allclose(ops.convert_to_numpy(step), full[:, t],
+                               atol=2e-5, rtol=2e-5)
+    previous = targets[:, t]
+
+
+class _CrossFirst(DecoderLayer):
+  """A block variant written once, in ``wire``: encoder-decoder attention
+  before self-attention."""
+
+  def wire(self, x, self_attend, cross_attend, feed_forward, training):
+    return super().wire(x, cross_attend, self_attend, feed_forward,
+                        training)
+
+
+def test_a_block_variant_is_wired_once_for_both_paths():
+  """A decoder layer that overrides only ``wire`` changes the full pass
+  and the cached step alike."""
+  model = tiny("transformer")
+  inputs, targets = random_ids(1, 2, 6), random_ids(2, 2, 5)
+  plain = logits(model, inputs, targets)
+  for block in model.decoder.blocks:
+    block.__class__ = _CrossFirst
+  full = logits(model, inputs, targets)
+  assert np.abs(full - plain).max() > 1e-3   # the variant ran
+  cache = model.init_cache(model.encode(inputs), 8)
+  previous = np.zeros(2, "int32")
+  for t in range(targets.shape[1]):
     step, cache = model.decode_step(previous, t, cache)
     np.testing.assert_allclose(ops.convert_to_numpy(step), full[:, t],
                                atol=2e-5, rtol=2e-5)

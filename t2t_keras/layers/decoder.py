@@ -1,5 +1,6 @@
 """The decoder layer and stack, section 3.1 of the paper. Incremental
-decoding walks the same sub-layers a position at a time
+decoding runs the same wiring (``DecoderLayer.wire``) a position at a
+time, with sub-layers that read and write a cache
 (``models.incremental``)."""
 
 import keras
@@ -34,16 +35,29 @@ class DecoderLayer(TransformerBlock):
     self.cross_attention = self.attention("encdec_attention",
                                           cross_attention)
 
+  def wire(self, x, self_attend, cross_attend, feed_forward, training):
+    """The block as section 3.1 wires it, the one place it is written:
+    masked self-attention, encoder-decoder attention, then the
+    feed-forward network, each of its normed input and behind its residual
+    connection. The sub-layers come as functions ([batch, length, d_model]
+    -> same), so the full pass (``call``) and a decoding step
+    (``models.incremental.decoder_step``) differ only in them; a block
+    variant overrides this and both follow."""
+    x = self.residual_out(0, x, self_attend(self.residual_in(0, x)),
+                          training)
+    x = self.residual_out(1, x, cross_attend(self.residual_in(1, x)),
+                          training)
+    return self.residual_out(2, x, feed_forward(self.residual_in(2, x)),
+                             training)
+
   def call(self, x, memory=None, self_bias=None, memory_bias=None,
            training=None):
-    y = self.self_attention(self.residual_in(0, x), bias=self_bias,
-                            training=training)
-    x = self.residual_out(0, x, y, training)
-    y = self.cross_attention(self.residual_in(1, x), memory,
-                             bias=memory_bias, training=training)
-    x = self.residual_out(1, x, y, training)
-    y = self.feed_forward(self.residual_in(2, x), training=training)
-    return self.residual_out(2, x, y, training)
+    return self.wire(
+        x,
+        lambda q: self.self_attention(q, bias=self_bias, training=training),
+        lambda q: self.cross_attention(q, memory, bias=memory_bias,
+                                       training=training),
+        lambda h: self.feed_forward(h, training=training), training)
 
 
 @keras.saving.register_keras_serializable(package="t2t_keras")

@@ -10,10 +10,10 @@ tensors have the same shapes, so a decoding loop compiles with XLA and
 dynamic-update-slice), so the loop exports to stock TF Serving. The
 encoder-decoder keys and values are computed once a batch.
 
-A step calls the layers' own parts (``MultiHeadAttention.queries``,
-``positioned``, ``attention_terms``, ``attend``, ``merge_heads``; the
-blocks' ``residual_in``/``residual_out``), so each step equals the full pass
-at its position. How it multiplies by the weights is a ``Products`` object:
+A step runs the block's own wiring (``DecoderLayer.wire``) with
+sub-layers made of the layers' own parts (``MultiHeadAttention.queries``,
+``positioned``, ``attention_terms``, ``attend``, ``merge_heads``), so each
+step equals the full pass at its position. How it multiplies by the weights is a ``Products`` object:
 the layers' own here (the training model's ``decode_step``); a model
 prepared for decoding (``models.prepared``) passes faster ones.
 """
@@ -101,7 +101,7 @@ def _stepped(layer, kind, base):
   raise UserError(f"incremental decoding cannot step the {kind} "
                   f"{type(layer).__name__}: it walks {base.__name__}'s parts "
                   "and this class has a call of its own; write its variant "
-                  "through the hooks instead")
+                  "through the hooks (a decoder layer's wire) instead")
 
 
 def init_caches(decoder, memory, max_length):
@@ -142,17 +142,21 @@ def decoder_step(decoder, x, step, caches, memory_bias, products):
   updated = []
   for block, cache in zip(decoder.blocks, caches):
     block = _stepped(block, "decoder layer", DecoderLayer)
-    y, own = self_attention_step(block.self_attention,
-                                 block.residual_in(0, x), step,
-                                 cache["self"], products)
-    x = block.residual_out(0, x, y, False)
-    y = cross_attention_step(block.cross_attention, block.residual_in(1, x),
-                             cache["cross"], memory_bias, products)
-    x = block.residual_out(1, x, y, False)
-    y = feed_forward_step(block.feed_forward, block.residual_in(2, x),
-                          products)
-    x = block.residual_out(2, x, y, False)
-    updated.append(dict(cache, self=own))
+    written = {}
+
+    def self_attend(query, block=block, cache=cache, written=written):
+      y, written["self"] = self_attention_step(
+          block.self_attention, query, step, cache["self"], products)
+      return y
+
+    x = block.wire(
+        x, self_attend,
+        lambda query, block=block, cache=cache: cross_attention_step(
+            block.cross_attention, query, cache["cross"], memory_bias,
+            products),
+        lambda hidden, block=block: feed_forward_step(
+            block.feed_forward, hidden, products), False)
+    updated.append(dict(cache, self=written["self"]))
   return decoder.finish(x), updated
 
 
