@@ -16,7 +16,7 @@ from t2t_keras.decoding.searches.constraints import PrefixConstraint
 from t2t_keras.decoding.batching import padded
 from t2t_keras.decoding.backends.decoder import Decoder
 from t2t_keras.decoding.options import decode_hparams
-from t2t_keras.training.dev_bleu import split_text
+from t2t_keras.decoding.splits import split_text
 from t2t_keras.decoding.jobs.scoring import Scorer
 from t2t_keras.export.run import export_run
 from t2t_keras.ids import EOS_ID, PAD_ID

@@ -9,7 +9,7 @@
     jobs/      scoring given outputs, alignments
 
 and, here, the decode job itself: options (the decode hparams), run (lines
-in, lines out), batching and stream. Validation BLEU lives with training
+in, lines out), batching, stream and splits (a data split as text). Validation BLEU lives with training
 (``training.dev_bleu``)."""
 
 from t2t_keras.decoding.searches.beam_search import beam_search

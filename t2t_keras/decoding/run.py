@@ -9,7 +9,7 @@ from t2t_keras.decode_defaults import DEFAULT_WINDOW
 from t2t_keras.data.vocab_check import check_run_vocab
 from t2t_keras.decoding.jobs.alignments import Aligner
 from t2t_keras.decoding.backends.ct2 import Ct2Decoder
-from t2t_keras.training.dev_bleu import split_text
+from t2t_keras.decoding.splits import split_text
 from t2t_keras.decoding.backends.decoder import Decoder
 from t2t_keras.decoding.options import (decode_hparams, describe,
                                         describe_precision, sentences_a_batch)

@@ -1,14 +1,15 @@
 """Searches: how outputs are chosen, registered by name.
 
-A search is a ``Search`` subclass registered with
-``@registry.register_search("name")``; the decode hparam ``search=name``
-picks it (t2t-decoder's ``--decode_hparams``, the exporter, validation
-decoding). Built in: ``beam`` (beam_search.py), ``greedy``
-(token_by_token.py) and ``sample`` (sampling.py). With ``search`` empty
-the paper's rule picks: sampling when ``sampling`` names a method, greedy
-when ``beam_size`` is 1, else beam search. A search that keeps one
-hypothesis a sentence subclasses ``token_by_token.TokenSearch`` and writes
-only its ``choose`` step.
+A search is a ``Search`` subclass registered with the registry's search
+decorator (CONTRIBUTING.md); the decode hparam ``search=name`` picks it
+(t2t-decoder's ``--decode_hparams``, the exporter, validation decoding).
+Built in: ``beam`` (beam_search.py), ``greedy`` (token_by_token.py) and
+``sample`` (sampling.py). With ``search`` empty the paper's rule picks:
+sampling when ``sampling`` names a method, greedy when ``beam_size`` is 1,
+else beam search. A search that keeps one hypothesis a sentence subclasses
+``token_by_token.TokenSearch`` and writes only its ``choose`` step; one
+that keeps several subclasses ``hypotheses.MultiHypothesisSearch`` and
+writes only its ``select`` step.
 """
 
 from t2t_keras import registry
