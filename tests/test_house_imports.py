@@ -24,6 +24,14 @@ LATE = {
         "the graph tokenizer imports this module (a cycle) and TensorFlow",
     ("t2t_keras.decoding.run", "t2t_keras.decoding.backends.jax_decoder"):
         "the JAX backend, loaded only under KERAS_BACKEND=jax",
+    ("t2t_keras.models.builder", "t2t_keras.io.checkpoint_io"):
+        "reads checkpoints through TensorFlow; the JAX backend builds models "
+        "without importing it (tests/jax_search_check.py)",
+    ("t2t_keras.models.builder", "t2t_keras.io.checkpoint_paths"):
+        "the same",
+    ("t2t_keras.training.loss", "t2t_keras.kernels.loss"):
+        "TensorFlow's loss kernel; the loss itself trains on JAX too "
+        "(benchmarks/train_speed_jax.py checks it imports no TensorFlow)",
 }
 
 

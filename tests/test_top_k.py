@@ -4,7 +4,8 @@ import numpy as np
 import tensorflow as tf
 
 import t2t_keras
-from t2t_keras.decoding import beam_search, top_k
+from t2t_keras.decoding import beam_search
+from t2t_keras.decoding.searches import top_k
 
 
 def test_blocked_top_k_equals_top_k():

@@ -8,11 +8,9 @@ from t2t_keras.io import json_files
 from t2t_keras import registry
 from t2t_keras.errors import MissingFileError, UserError
 from t2t_keras.hparams import HParams
-from t2t_keras.models.precision import dtype_policy
 from t2t_keras.io.outputs import output_file
-from t2t_keras.io import checkpoint_io
-from t2t_keras.io import checkpoint_paths
 from t2t_keras.models.ensemble import Ensemble
+from t2t_keras.models.precision import dtype_policy
 
 
 def build_model(hparams_set="transformer_base", vocab_size=None,
@@ -127,6 +125,7 @@ def _model_class(spec, model_dir):
 def _fallback_hint(error, path):
   """``error`` (``UnreadableCheckpoint``) as a one-line ``UserError`` that
   names the newest checkpoint beside ``path`` that reads."""
+  from t2t_keras.io import checkpoint_io
   good = checkpoint_io.newest_readable(os.path.dirname(path), skip=(path,))
   hint = (f"the newest checkpoint that reads is {good}: pass "
           f"--checkpoint_path={good}" if good else
@@ -144,6 +143,7 @@ def restore_newest(restore, path, directory=None, log=None):
   checkpoint that is still listed and does not read is a one-line
   ``UserError`` naming the newest one that does (to pass as
   --checkpoint_path)."""
+  from t2t_keras.io import checkpoint_io
   for _ in range(20):   # a trainer saving faster than this reads
     try:
       return restore(path), path
@@ -179,6 +179,7 @@ def load_model_from_dir(model_dir, checkpoint_path=None,
   used)."""
   # TensorFlow only here: building a model needs none (JAX hosts).
   import tensorflow as tf
+  from t2t_keras.io import checkpoint_io
   path = checkpoint_path or model_dir
   chosen_in = path if os.path.isdir(path) else None
   if os.path.isdir(path):
@@ -220,6 +221,8 @@ def _restorer(net):
   the checkpoint's object graph (``checkpoint_paths``)."""
   import keras
   import tensorflow as tf
+  from t2t_keras.io import checkpoint_io
+  from t2t_keras.io import checkpoint_paths
   if keras.backend.backend() != "tensorflow":
     return lambda path: ", ".join(checkpoint_paths.restore(net, path))
 

@@ -16,7 +16,6 @@ from keras import ops
 
 from t2t_keras import kernels
 from t2t_keras.ids import PAD_ID
-from t2t_keras.kernels import loss as loss_kernel
 
 
 def per_token_loss(logits, targets, label_smoothing):
@@ -42,6 +41,7 @@ def smoothed_cross_entropy(logits, targets, label_smoothing, pad_id=PAD_ID):
   """
   targets = ops.cast(targets, "int32")
   if kernels.enabled():
+    from t2t_keras.kernels import loss as loss_kernel
     per_token = loss_kernel.per_token_loss(logits, targets,
                                            float(label_smoothing))
   else:
