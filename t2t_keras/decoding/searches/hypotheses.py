@@ -102,8 +102,8 @@ def hypotheses_loop(model, inputs, select, beam_size, alpha, extra_length,
     per_row = log_probs.shape[-1]  # 2 * beam, or the vocabulary if smaller
     candidates = alive_logp[:, :, None] + ops.reshape(log_probs,
                                                       (-1, beam, per_row))
-    tokens = ops.reshape(tokens, (-1, beam, per_row))
-    top_rank, top_logp, top_index = select(step, candidates, tokens)
+    top_rank, top_logp, top_index = select(
+        step, candidates, ops.reshape(tokens, (-1, beam, per_row)))
     top_beam = top_index // per_row
     top_token = gather_rows(ops.reshape(tokens, (-1, beam * per_row)),
                             top_index)
