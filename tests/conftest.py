@@ -2,9 +2,11 @@
 
 import os
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-# The suite runs on TensorFlow whatever the shell exports (the JAX checks
-# set KERAS_BACKEND=jax for the processes they start).
+# The suite runs quiet and on TensorFlow whatever the shell exports (the JAX
+# checks set KERAS_BACKEND=jax for the processes they start). A shell's
+# TF_CPP_MIN_LOG_LEVEL=2 kept would differ from the commands' 3 and send
+# every command past the fork server (tests/prefork.py) to a fresh process.
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
 os.environ["KERAS_BACKEND"] = "tensorflow"
 if os.environ.get("PYTEST_XDIST_WORKER"):
   # Under pytest -n N each worker (and every command a test starts, which
