@@ -34,9 +34,11 @@ def beam_search(model, inputs, beam_size=BEAM_SIZE, alpha=ALPHA,
   plus the reward).
   """
   with decoding_model(model, beam_size) as decoding:
-    return hypotheses_loop(decoding, inputs, top_candidates, beam_size,
-                           alpha, extra_length, nbest, constraint,
-                           length_reward)
+    return hypotheses_loop(
+        decoding, inputs,
+        lambda step, candidates, tokens: top_candidates(
+            step, candidates, tokens, beam_size),
+        beam_size, alpha, extra_length, nbest, constraint, length_reward)
 
 
 @registry.register_search("beam")

@@ -37,15 +37,14 @@ from t2t_keras.layers.masks import NEG_INF
 from t2t_keras.models.prepared import decoding_model
 
 
-def top_candidates(step, candidates, tokens):
-  """Beam search's step: the 2K best of ``candidates`` (float32 [batch, K,
-  per_row], each hypothesis's log-prob extended by each of its per_row best
-  tokens ``tokens`` int32 [batch, K, per_row]). Returns (rank, log-probs,
-  index into K x per_row), each [batch, 2K]; rank is the log-probs."""
+def top_candidates(step, candidates, tokens, beam):
+  """Beam search's step: the 2K best of ``candidates`` (float32 [batch, K x
+  per_row]: each hypothesis's log-prob extended by each of its per_row best
+  tokens, ``tokens`` int32 [batch, K x per_row]; candidate j extends
+  hypothesis j // per_row). Returns (rank, log-probs, index into K x
+  per_row), each [batch, 2K]; rank is the log-probs."""
   del step, tokens
-  beam, per_row = candidates.shape[1], candidates.shape[2]
-  flat = ops.reshape(candidates, (-1, beam * per_row))
-  logp, index = ops.top_k(flat, 2 * beam)
+  logp, index = ops.top_k(candidates, 2 * beam)
   return logp, logp, index
 
 
@@ -56,9 +55,9 @@ class MultiHypothesisSearch(Search):
 
   def select(self, step, candidates, tokens):
     """(rank, log-probs, index), each [batch, 2K], of the candidates the
-    step keeps: ``top_candidates``' arguments and returns; rank orders the
-    live hypotheses, the log-probs score them."""
-    return top_candidates(step, candidates, tokens)
+    step keeps: ``top_candidates``' arguments (K is ``beam_size``) and
+    returns; rank orders the live hypotheses, the log-probs score them."""
+    return top_candidates(step, candidates, tokens, self.options.beam_size)
 
   def hypotheses(self):
     return self.options.beam_size
@@ -102,11 +101,11 @@ def hypotheses_loop(model, inputs, select, beam_size, alpha, extra_length,
     per_row = log_probs.shape[-1]  # 2 * beam, or the vocabulary if smaller
     candidates = alive_logp[:, :, None] + ops.reshape(log_probs,
                                                       (-1, beam, per_row))
-    top_rank, top_logp, top_index = select(
-        step, candidates, ops.reshape(tokens, (-1, beam, per_row)))
+    candidates = ops.reshape(candidates, (-1, beam * per_row))
+    tokens = ops.reshape(tokens, (-1, beam * per_row))
+    top_rank, top_logp, top_index = select(step, candidates, tokens)
     top_beam = top_index // per_row
-    top_token = gather_rows(ops.reshape(tokens, (-1, beam * per_row)),
-                            top_index)
+    top_token = gather_rows(tokens, top_index)
     top_seq = write_column(gather_rows(alive_seq, top_beam), step, top_token)
     is_eos = ops.equal(top_token, EOS_ID)
     # Alive: the best K by the strategy's rank that did not end.
