@@ -45,6 +45,15 @@ def modules():
           yield name.removesuffix(".__init__"), path
 
 
+def sources(outside):
+  """(dotted name, file, source text) of every module not under the
+  package ``outside`` (a dotted prefix): what the house-rule tests read."""
+  for name, path in modules():
+    if not name.startswith(outside):
+      with open(path, encoding="utf-8") as f:
+        yield name, path, f.read()
+
+
 def floor_of(module):
   """The floor of a dotted t2t_keras module name, or None (the package
   itself)."""

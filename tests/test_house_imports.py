@@ -9,7 +9,7 @@ source, as test_floors.py does."""
 import ast
 import textwrap
 
-from test_floors import modules
+from test_floors import sources
 
 HEAVY = {"tensorflow", "keras", "jax", "jaxlib", "tensorflow_text",
          "tensorflow_serving", "tensorflow_datasets", "sentencepiece",
@@ -51,14 +51,11 @@ def late_imports(source):
 
 def test_imports_at_the_top():
   found = []
-  for name, path in modules():
-    if name.startswith("t2t_keras.bin"):
-      continue
-    with open(path, encoding="utf-8") as f:
-      for line, imported in late_imports(f.read()):
-        if imported.split(".")[0] in HEAVY or (name, imported) in LATE:
-          continue
-        found.append(f"{path}:{line}: {imported}")
+  for name, path, text in sources("t2t_keras.bin"):
+    for line, imported in late_imports(text):
+      if imported.split(".")[0] in HEAVY or (name, imported) in LATE:
+        continue
+      found.append(f"{path}:{line}: {imported}")
   assert not found, ("imports inside functions (move them to the top, or "
                      "name the package in HEAVY):\n" + "\n".join(found))
 

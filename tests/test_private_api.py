@@ -8,7 +8,7 @@ pyproject.toml."""
 import ast
 import textwrap
 
-from test_floors import modules
+from test_floors import sources
 
 OWN = {"self", "cls"}
 BY_NAME = {"getattr", "setattr", "hasattr", "delattr"}
@@ -44,12 +44,8 @@ def private_uses(source):
 
 def test_private_api_only_in_kernels():
   found = []
-  for name, path in modules():
-    if name.startswith("t2t_keras.kernels"):
-      continue
-    with open(path, encoding="utf-8") as f:
-      found += [f"{path}:{line}: {what}"
-                for line, what in private_uses(f.read())]
+  for _, path, text in sources("t2t_keras.kernels"):
+    found += [f"{path}:{line}: {what}" for line, what in private_uses(text)]
   assert not found, "private API outside kernels/:\n" + "\n".join(found)
 
 
