@@ -46,6 +46,8 @@ CASES = [
     _decode_setting("alpha=-1", "alpha=-1 is out of range"),
     _decode_setting("extra_length=-5", "extra_length=-5 is out of range"),
     _decode_setting("beam_size=100000", "the target vocabulary of"),
+    _decode_setting("weights=int4", "weights must be one of float32, "
+                    "bfloat16, int8, got 'int4'"),
     hostile_cases.refused_run("batch_size=4, below every example",
                               "the shortest training example",
                               "--hparams=batch_size=4"),

@@ -21,7 +21,7 @@ SMALL = ("hidden_size=16,filter_size=32,num_heads=2,"
          "layer_prepostprocess_dropout=0.0")
 DECODING_KERNELS = {"kernel_layout", "one_row", "stored_transpose",
                     "step_attention", "weights_once", "rows_product",
-                    "layout_probe"}
+                    "layout_probe", "quantize"}
 
 
 def imported_names(path):

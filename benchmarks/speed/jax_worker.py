@@ -1,9 +1,10 @@
 """speed_table.py's worker for t2t_keras under Keras's JAX backend: the
 registered searches compiled with ``jax.jit`` (``decoding.backends.jax_search``),
-the base model with random weights, no TensorFlow imported.
+the base model with random weights, no TensorFlow imported. int8 and
+bfloat16 round the decoder's weights (``--decode_hparams=weights=...``).
 
   python benchmarks/speed/jax_worker.py --task beam|greedy[,...]
-      --model base|big|toy [--precision float32] [--quick]
+      --model base|big|toy [--precision float32|int8|bfloat16] [--quick]
       [--sentences N] [--output_length L]
 """
 
@@ -40,7 +41,9 @@ def decode(args, s):
   beam = shapes.BEAM if args.task == "beam" else 1
   search = JaxSearch(model, decode_hparams(
       f"beam_size={beam},alpha={shapes.ALPHA},"
-      f"extra_length={s['output_length'] - s['decode_source_length']}"))
+      f"extra_length={s['output_length'] - s['decode_source_length']}"
+      + ("" if args.precision == "float32" else
+         f",weights={args.precision}")))
   values = [v.value for v in search.variables]
   inputs = shapes.random_ids(np.random.RandomState(1), s["sentences"],
                              s["decode_source_length"], s["vocab"],
@@ -51,7 +54,8 @@ def decode(args, s):
 
 
 def main():
-  args, s = shapes.worker_args(__doc__, ("beam", "greedy"), ("float32",))
+  args, s = shapes.worker_args(__doc__, ("beam", "greedy"),
+                                 ("float32", "int8", "bfloat16"))
 
   def run(a):
     seconds = decode(a, s)

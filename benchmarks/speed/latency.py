@@ -16,12 +16,18 @@ QUICK_SHAPES = ((1, "greedy", 9), (2, "beam", 9))
 # (system, precision, label): the columns.
 COLUMNS = (("t2t_keras", "float32", "ours graph"),
            ("t2t_keras", "bfloat16", "ours graph bfloat16"),
+           ("t2t_keras", "int8", "ours graph int8"),
            ("t2t_keras", "xla", "ours XLA"),
            ("savedmodel", "float32", "ours SavedModel"),
+           ("savedmodel", "bfloat16", "ours SavedModel bfloat16"),
            ("savedmodel", "xla", "ours SavedModel XLA"),
            ("jax", "float32", "ours JAX"),
+           ("jax", "bfloat16", "ours JAX bfloat16"),
+           ("jax", "int8", "ours JAX int8"),
            ("ctranslate2", "float32", "CTranslate2 float32"),
            ("ctranslate2", "int8", "CTranslate2 int8"))
+# The SavedModel as stock TF Serving runs it (no XLA).
+STOCK_SAVEDMODEL = ("float32", "bfloat16", "int8")
 
 
 def shape_label(shape):
@@ -63,14 +69,19 @@ def table(seconds, columns, quick):
     cells = [seconds.get((shape, s, p)) for s, p, _ in columns]
     lines.append(f"| {shape_label(shape)} | " + " | ".join(
         "failed" if c is None else f"{c:.3g} s" for c in cells) + " |")
-    theirs = seconds.get((shape, "ctranslate2", "float32"))
     ours = {label: seconds.get((shape, s, p)) for s, p, label in columns
             if s != "ctranslate2"}
     ours = {k: v for k, v in ours.items() if v is not None}
-    if theirs and ours:
-      label = min(ours, key=ours.get)
-      verdicts.append(
-          f"{shape_label(shape)}: fastest of ours ({label}) "
-          f"{ours[label]:.3g} s = {ours[label] / theirs:.2f}x CTranslate2 "
-          f"float32's time")
+    stock = {label: seconds.get((shape, s, p)) for s, p, label in columns
+             if s == "savedmodel" and p in STOCK_SAVEDMODEL}
+    stock = {k: v for k, v in stock.items() if v is not None}
+    for compute in ("float32", "int8"):
+      theirs = seconds.get((shape, "ctranslate2", compute))
+      for kind, found in (("ours", ours), ("our stock SavedModels", stock)):
+        if theirs and found:
+          label = min(found, key=found.get)
+          verdicts.append(
+              f"{shape_label(shape)}: fastest of {kind} ({label}) "
+              f"{found[label]:.3g} s = {found[label] / theirs:.2f}x "
+              f"CTranslate2 {compute}'s time")
   return lines + [""] + verdicts

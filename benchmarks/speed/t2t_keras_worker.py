@@ -3,7 +3,11 @@ for its exported SavedModel (t2t-exporter's code, the ``decode_ids``
 signature TF Serving runs) and for CTranslate2 (the same random model
 exported with t2t-exporter's code). ``--precision=xla`` decodes with the
 search compiled by XLA (t2t-decoder --xla; a SavedModel: t2t-exporter
---xla).
+--xla). Decoding ours, ``--precision=int8`` rounds the decoder's weights
+to int8 (``--decode_hparams=weights=int8``, float32 activations) and
+``bfloat16`` computes in bfloat16 with the decoder's weights stored in
+bfloat16 (``weights=bfloat16``); CTranslate2 takes either as its compute
+type.
 
   python benchmarks/speed/t2t_keras_worker.py --task train|fit|beam|greedy[,...]
       --model base|big|toy --precision float32|bfloat16|xla|int8
@@ -74,9 +78,26 @@ def train(args, s):
   shapes.emit(seconds_per_step=seconds, tokens_per_s=tokens / seconds)
 
 
+def rounded_weights(args):
+  """The decode hparam ``weights`` of ``--precision``."""
+  return args.precision if args.precision in ("int8", "bfloat16") else (
+      "float32")
+
+
+def prepared(model, weights):
+  """``model`` prepared with its decoder's weights rounded (as
+  t2t-decoder prepares it), or itself for float32 (a tree from before
+  rounded weights: itself)."""
+  if weights == "float32":
+    return model
+  from t2t_keras.models.prepared import prepare_for_decoding
+  return prepare_for_decoding(model, True, weights=weights)
+
+
 def decode_ours(args, s, inputs):
   policy = "mixed_bfloat16" if args.precision == "bfloat16" else "float32"
   model, _ = build(args.model, s["vocab"], policy)
+  model = prepared(model, rounded_weights(args))
   extra = s["output_length"] - s["decode_source_length"]
   if args.task == "beam":
     fn = lambda x: beam_search(model, x, shapes.BEAM, shapes.ALPHA, extra)[0]
@@ -123,9 +144,11 @@ def export_savedmodel(args, s, folder):
   policy = "mixed_bfloat16" if args.precision == "bfloat16" else "float32"
   model, _ = build(args.model, s["vocab"], policy)
   beam = shapes.BEAM if args.task == "beam" else 1
+  weights = rounded_weights(args)
   hparams = decode_hparams(
       f"beam_size={beam},alpha={shapes.ALPHA},"
-      f"extra_length={s['output_length'] - s['decode_source_length']}")
+      f"extra_length={s['output_length'] - s['decode_source_length']}"
+      + ("" if weights == "float32" else f",weights={weights}"))
   xla = {"xla": True} if args.precision == "xla" else {}
   return export(model, IdText(s["vocab"]), hparams, folder, version=1, **xla)
 

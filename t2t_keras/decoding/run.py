@@ -20,6 +20,7 @@ from t2t_keras.errors import UserError
 from t2t_keras.io.cache import keep_jax_programs
 from t2t_keras.io.lines import one_line
 from t2t_keras.models.builder import check_trained_with, load_models
+from t2t_keras.models.prepared import round_weights
 from t2t_keras.io.outputs import output_file
 
 
@@ -70,7 +71,8 @@ def score(problem_name, model_dir, data_dir, pairs, target,
                                        checkpoint_path, hparams_set,
                                        model_name, activation_dtype)
   hparams = decode_hparams(decode_overrides, problem.decode_defaults)
-  log(f"scoring with {path} in {describe_precision(model)}")
+  round_weights(model, hparams.weights)
+  log(f"scoring with {path} in {describe_precision(model, hparams)}")
   scorer = Scorer(model, vocabs[0], vocabs[1],
                   max_input_length=hparams.max_input_length,
                   batch_size=sentences_a_batch(hparams),
@@ -139,6 +141,7 @@ def decode(problem_name, model_dir, data_dir, source, target,
                                        checkpoint_path, hparams_set,
                                        model_name, activation_dtype)
   hparams = decode_hparams(decode_overrides, problem.decode_defaults)
+  round_weights(model, hparams.weights)
   options = dict(postprocess=problem.postprocess, target_vocab=vocabs[1],
                  constraint=problem.decode_constraint(data_dir),
                  repaired=problem.repaired if problem.repairs else None,
@@ -156,7 +159,7 @@ def decode(problem_name, model_dir, data_dir, source, target,
                       "return_beams")
     aligner = Aligner(model, vocabs[0], vocabs[1],
                       max_length=hparams.max_input_length)
-  log(f"decoding with {path} in {describe_precision(model)}: "
+  log(f"decoding with {path} in {describe_precision(model, hparams)}: "
       f"{describe(hparams)}" + ("" if decoder.constraint is None else
                                 f", constrained ({problem.name})")
       + (", compiled with XLA" if xla else "")

@@ -66,7 +66,8 @@ def export(model, vocab, hparams, export_dir, version=None,
                           "overwritten: pick another --export_version")
   best_only = hparams.copy()
   best_only.return_beams = False
-  prepared = prepare_for_decoding(model, fixed_weights=True)
+  prepared = prepare_for_decoding(model, fixed_weights=True,
+                                  weights=hparams.weights)
   beams = search_function(prepared, best_only)
 
   def compiled(fn):

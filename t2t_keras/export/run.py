@@ -12,6 +12,7 @@ from t2t_keras.export.ctranslate2 import export_ctranslate2
 from t2t_keras.export.exporter import export
 from t2t_keras.io.logs import log_line
 from t2t_keras.models.builder import check_trained_with, load_model_from_dir
+from t2t_keras.models.prepared import round_weights
 
 
 def export_run(problem_name, model_dir, data_dir, checkpoint_path=None,
@@ -41,6 +42,11 @@ def export_run(problem_name, model_dir, data_dir, checkpoint_path=None,
                                              activation_dtype)
   check_trained_with(spec, model_dir, hparams_set, model_name)
   hparams = decode_hparams(decode_overrides, problem.decode_defaults)
+  if export_format == "ctranslate2" and hparams.weights != "float32":
+    raise UserError(f"weights={hparams.weights} is for SavedModels: a "
+                    "CTranslate2 model quantizes when it decodes "
+                    "(t2t-decoder --ct2_compute_type=int8)")
+  round_weights(model, hparams.weights)
   if export_format == "ctranslate2":
     target = export_ctranslate2(
         model, vocabs, hparams,
@@ -56,7 +62,7 @@ def export_run(problem_name, model_dir, data_dir, checkpoint_path=None,
   target = export(model, vocabs[0], hparams,
                   export_dir or os.path.join(model_dir, "export"), version,
                   target_vocab=vocabs[1], constraint=constraint, xla=xla)
-  log(f"exported {path} (in {describe_precision(model)}; "
+  log(f"exported {path} (in {describe_precision(model, hparams)}; "
       f"{describe(hparams)}"
       + ("; the search compiled with XLA, which TF Serving runs with "
          "--xla_cpu_compilation_enabled or --xla_gpu_compilation_enabled"

@@ -20,6 +20,7 @@ and, read by the model prepared for decoding (``models.prepared``) only:
     kernel_layout  JAX searches read the decoder's matrices held for few rows
     rows_product  ...packed, through an XLA FFI handler compiled here
     layout_probe  ...in the layout measured fastest for the search's rows
+    quantize      decoding weights rounded to int8 or bfloat16, once
 
 The rule: on when Keras runs on TensorFlow and no GPU is visible, the only
 place they were measured to help (2-core CPUs); off under JAX and on GPUs,

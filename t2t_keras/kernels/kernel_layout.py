@@ -30,22 +30,40 @@ Which layout a search reads, Keras's among them, is measured for its rows a
 step (``layout_probe``).
 
     held = HeldMatrices(matrices, shapes, float32)   # once
+    held = HeldMatrices(matrices, shapes, float32, weights="int8")
     arrays = held.outside(values, layout)            # before the jitted call
     products = held.products(arrays, layout)         # inside it: {key: f}
 
 On where Keras runs on JAX and its devices are CPUs (the only place it was
 measured), unless ``T2T_KERAS_KERNELS=0``.
+
+Rounded weights (``weights`` "int8" or "bfloat16", ``kernels.quantize``):
+every matrix, the pre-softmax one included, is held rounded in every
+layout, Keras's too ("keras", the only one where the layouts are off): the
+packed layout as int8 panels with a scale a column or as bfloat16 panels
+(``rows_product``), the transposed and Keras's as float32 values of the
+rounded weights, and one more:
+
+  "native"      Keras's layout in the rounded dtype, multiplied in it:
+                bfloat16 rows times bfloat16 W with a float32 result, or
+                int8 x int8 -> int32 with each row of x rounded to int8 on
+                the fly (one scale a row, CTranslate2's), times both
+                scales. XLA's CPU dot runs these at 0.45-0.64x float32's
+                time from 8 rows up and slower at one (a step's chain of
+                the base model's products; ``layout_probe`` decides).
 """
 
 import os
 
 import keras
+import numpy as np
 from keras import ops
 
 from t2t_keras.kernels import layout_probe
+from t2t_keras.kernels import quantize
 from t2t_keras.kernels import rows_product
 
-LAYOUTS = ("packed", "transposed")
+LAYOUTS = ("packed", "transposed", "native")
 
 
 def enabled():
@@ -68,12 +86,19 @@ class HeldMatrices:
       ones are held in the packed layout only.
     shapes: the shape of each value, in order.
     float32: whether the model computes in float32 (packed needs it).
+    weights: "float32", or "int8" / "bfloat16" (held rounded).
+    probing: whether the held layouts are on (``enabled()``); off, only
+      rounded weights are held, in Keras's layout.
   """
 
-  def __init__(self, matrices, shapes, float32):
+  def __init__(self, matrices, shapes, float32, weights="float32",
+               probing=True):
     self._matrices = dict(matrices)
     self._shapes = [tuple(s) for s in shapes]
-    self.packable = float32 and rows_product.available()
+    self.weights = quantize.check(weights)
+    self.rounding = self.weights != "float32"
+    self.probing = probing
+    self.packable = probing and float32 and rows_product.available()
     self._outside = {}   # layout: (the values given, the arrays made)
 
   def _shape(self, key):
@@ -83,23 +108,28 @@ class HeldMatrices:
     return shapes[0][0], sum(s[1] for s in shapes)
 
   def keys(self, layout):
-    """The matrices held in ``layout``."""
+    """The matrices held in ``layout`` (all of them where rounded)."""
     return [key for key, (_, _, packed_only) in self._matrices.items()
-            if layout == "packed" or not packed_only]
+            if layout == "packed" or not packed_only or self.rounding]
 
   def layouts(self):
     """The held layouts this model can read here: "packed" only where
-    ``packable`` (``rows_product`` built, the model in float32)."""
+    ``packable`` (``rows_product`` built, the model in float32), "native"
+    only for rounded weights; none where the layouts are off."""
     return tuple(name for name in LAYOUTS
-                 if name != "packed" or self.packable)
+                 if self.probing and (name != "packed" or self.packable)
+                 and (name != "native" or self.rounding))
 
   def choose(self, rows):
     """The layout a search of ``rows`` rows a step reads on this CPU:
     "packed", "transposed" or "keras" (``layout_probe``, over the shapes of
     the matrices' parts; measured once a process)."""
+    if not self.probing:
+      return "keras"
     shapes = tuple(sorted({self._shapes[i] for key in self.keys("transposed")
-                           for i in self._matrices[key][0]}))
-    return layout_probe.fastest(shapes, rows, self.packable)
+                           for i in self._matrices[key][0]
+                           if not self._matrices[key][1]}))
+    return layout_probe.fastest(shapes, rows, self.packable, self.weights)
 
   def outside(self, values, layout):
     """The held arrays of ``values`` in ``layout``, one a key of
@@ -111,16 +141,36 @@ class HeldMatrices:
         a is b for a, b in zip(given, values)):
       return arrays
     import jax.numpy as jnp
-    hold = rows_product.pack if layout == "packed" else jnp.transpose
     arrays = []
     for key in self.keys(layout):
       indices, transposed, _ = self._matrices[key]
       parts = [jnp.transpose(values[i]) if transposed else values[i]
                for i in indices]
-      arrays.append(hold(parts[0] if len(parts) == 1 else
-                         jnp.concatenate(parts, axis=1)))
+      arrays.append(self._hold(parts[0] if len(parts) == 1 else
+                               jnp.concatenate(parts, axis=1), layout))
     self._outside[layout] = (values, arrays)
     return arrays
+
+  def _hold(self, matrix, layout):
+    """[d_in, d_out] ``matrix`` in ``layout``, rounded where asked: packed
+    int8 as (panels, scales)."""
+    import jax.numpy as jnp
+    if self.weights == "int8":
+      q, scale = quantize.int8(np.asarray(matrix))
+      if layout == "packed":
+        return rows_product.pack_int8(q, scale)
+      if layout == "native":
+        return jnp.asarray(q), jnp.asarray(scale)
+      matrix = jnp.asarray(quantize.dequantized(q, scale))
+    elif self.weights == "bfloat16":
+      rounded = quantize.bfloat16(np.asarray(matrix))
+      if layout in ("packed", "native"):
+        return (rows_product.pack(rounded) if layout == "packed" else
+                jnp.asarray(rounded))
+      matrix = jnp.asarray(rounded.astype(np.float32))
+    if layout == "packed":
+      return rows_product.pack(matrix)
+    return jnp.transpose(matrix) if layout == "transposed" else matrix
 
   def products(self, arrays, layout):
     """{key: x [..., d_in] -> x M [..., d_out]} multiplying by ``arrays``
@@ -129,8 +179,15 @@ class HeldMatrices:
     for key, held in zip(self.keys(layout), arrays):
       width = self._shape(key)[1]
       if layout == "packed":
-        found[key] = (lambda w, n: lambda x: rows_product.product(x, w, n))(
-            held, width)
+        w, scales = held if isinstance(held, tuple) else (held, None)
+        found[key] = (lambda w, s, n: lambda x: rows_product.product(
+            x, w, n, s))(w, scales, width)
+      elif layout == "keras":
+        found[key] = (lambda w: lambda x: ops.matmul(
+            x, ops.cast(w, x.dtype)))(held)
+      elif layout == "native":
+        found[key] = (lambda w: lambda x: quantize.native_product(x, w))(
+            held)
       else:
         found[key] = (lambda w: lambda x: ops.einsum(
             "...i,oi->...o", x, ops.cast(w, x.dtype)))(held)

@@ -11,13 +11,16 @@ is 1.26x faster than Keras's at one row and 2.2x at four. So the search
 asks, for its rows a step, once a process:
 
     fastest(shapes, rows, packed)   # "packed", "transposed" or "keras"
+    fastest(shapes, rows, packed, "int8")   # or "native" (rounded weights)
 
 which times one chain of products over kernels of ``shapes`` in each layout
 (packed only where ``packed``: ``rows_product`` built and the model is
-float32), compiled with ``jax.jit``, interleaved (a second or two, at the
-first search of that many rows). The packed layout is read where its median
-is the lowest; else the transposed one unless Keras's is faster by
-``MARGIN``. Both held layouts also make a self-attention step's three
+float32; int8 or bfloat16 panels where the search's weights are rounded,
+``kernels.quantize``), compiled with ``jax.jit``, interleaved (a second or
+two, at the first search of that many rows). The packed layout is read
+where its median is the lowest, then the native one (rounded weights:
+their own dtype's product, ``kernel_layout``); else the transposed one
+unless Keras's is faster by ``MARGIN``. Both held layouts also make a self-attention step's three
 products one, which the chain leaves out (at one row, where the chains tie
 within 10% either way from one probe to the next, a greedy search gains
 1.2-1.4x from it and from reading the embedding as it is). The layouts'
@@ -33,6 +36,7 @@ import time
 
 import numpy as np
 
+from t2t_keras.kernels import quantize
 from t2t_keras.kernels import rows_product
 
 MARGIN = 1.2        # Keras's layout must be this much faster to be read
@@ -49,22 +53,45 @@ def prefer(held_seconds, keras_seconds, margin=MARGIN):
           statistics.median(held_seconds))
 
 
-def fastest(shapes, rows, packed):
+def fastest(shapes, rows, packed, weights="float32"):
   """The layout a search whose steps multiply ``rows`` rows by kernels of
   ``shapes`` (a tuple of (d_in, d_out)) reads (module docstring); measured
-  once a process for each (shapes, rows, packed)."""
+  once a process for each (shapes, rows, packed, weights): the packed
+  layout holds ``weights``' panels (float32, int8 or bfloat16)."""
   if os.environ.get("T2T_KERAS_KERNELS", "") == "1":
     return "packed" if packed else "transposed"
-  seconds = _measured(tuple(sorted(set(shapes))), int(rows), bool(packed))
+  seconds = _measured(tuple(sorted(set(shapes))), int(rows), bool(packed),
+                      weights)
   median = {name: statistics.median(s) for name, s in seconds.items()}
-  if "packed" in median and median["packed"] == min(median.values()):
-    return "packed"
+  for name in ("packed", "native"):
+    if name in median and median[name] == min(median.values()):
+      return name
   return ("transposed" if prefer(seconds["transposed"], seconds["keras"])
           else "keras")
 
 
+def _packed(kernel, weights):
+  """(panels, scales or None) of ``kernel`` in ``weights``' packed
+  layout."""
+  import jax.numpy as jnp
+  if weights == "int8":
+    return rows_product.pack_int8(*quantize.int8(kernel))
+  if weights == "bfloat16":
+    return rows_product.pack(quantize.bfloat16(kernel)), None
+  return rows_product.pack(jnp.asarray(kernel)), None
+
+
+def _native(kernel, weights):
+  """``kernel`` held "native" (``kernel_layout``) for ``weights``."""
+  import jax.numpy as jnp
+  if weights == "int8":
+    q, scale = quantize.int8(kernel)
+    return jnp.asarray(q), jnp.asarray(scale)
+  return jnp.asarray(quantize.bfloat16(kernel))
+
+
 @functools.lru_cache(maxsize=None)
-def _measured(shapes, rows, packed):
+def _measured(shapes, rows, packed, weights):
   """{layout: [seconds of each timed chain]}."""
   import jax
   import jax.numpy as jnp
@@ -87,9 +114,14 @@ def _measured(shapes, rows, packed):
                       for k in kernels]),
       "keras": (chain(lambda x, w, n: x @ w),
                 [jnp.asarray(k) for k in kernels])}
+  if weights != "float32":
+    timed["native"] = (
+        chain(lambda x, w, n: quantize.native_product(x, w)),
+        [_native(k, weights) for k in kernels])
   if packed:
-    timed["packed"] = (chain(rows_product.product),
-                       [rows_product.pack(jnp.asarray(k)) for k in kernels])
+    timed["packed"] = (
+        chain(lambda x, w, n: rows_product.product(x, w[0], n, w[1])),
+        [_packed(k, weights) for k in kernels])
   seconds = {name: [] for name in timed}
   for repeat in range(WARMUP + REPEATS):
     for name, (run, weights) in timed.items():

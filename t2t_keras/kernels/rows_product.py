@@ -11,6 +11,12 @@ EPYC):
 
     packed = pack(w)                 # [K, N] -> [ceil(N / P), K, P]
     y = product(x, packed, n)        # x [..., K] -> [..., N], float32
+    packed, scales = pack_int8(q, s) # weights=int8 (kernels.quantize)
+    y = product(x, packed, n, scales)
+    packed = pack(w_bfloat16)        # weights=bfloat16: bfloat16 panels
+
+Rounded weights are read at a quarter (int8) or half (bfloat16) of the
+bytes and converted to float32 in registers; the sums stay float32.
 
 ``product`` is a call into an XLA FFI handler: ``rows_product.cc`` is
 compiled here with ``$CXX``, g++ or clang++ (``-O3 -march=native``, XLA's
@@ -35,6 +41,9 @@ from t2t_keras.io.cache import cache_folder, cpu_key
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "rows_product.cc")
 TARGET = "t2t_rows_product"
+# The handler of each panel dtype.
+TARGETS = {"float32": TARGET, "int8": "t2t_rows_product_int8",
+           "bfloat16": "t2t_rows_product_bf16"}
 FLAGS = ("-O3", "-march=native", "-std=c++17", "-shared", "-fPIC")
 ROWS_MAX = 64   # more rows than this: XLA's dot (``product``)
 _REASON = []
@@ -75,8 +84,10 @@ def _library():
     import jax
     path = _build(compiler, jax.ffi.include_dir())
     library = ctypes.cdll.LoadLibrary(path)
-    jax.ffi.register_ffi_target(
-        TARGET, jax.ffi.pycapsule(getattr(library, TARGET)), platform="cpu")
+    for target in TARGETS.values():
+      jax.ffi.register_ffi_target(
+          target, jax.ffi.pycapsule(getattr(library, target)),
+          platform="cpu")
   except (OSError, subprocess.SubprocessError, AttributeError) as e:
     detail = getattr(e, "stderr", None) or str(e)
     _REASON.append(f"{SOURCE} did not build or load: {detail.strip()[-300:]}")
@@ -99,35 +110,59 @@ def panel_width():
   return _library()[1]
 
 
-def pack(w):
-  """``w`` [K, N] (a JAX array) as [ceil(N / P), K, P], zero past N."""
+def _panels(w, dtype):
+  """``w`` [K, N] (of ``dtype``) as [ceil(N / P), K, P], zero past N."""
   import jax.numpy as jnp
   width = panel_width()
   k, n = w.shape
   panels = -(-n // width)
-  w = jnp.pad(jnp.asarray(w, jnp.float32), ((0, 0), (0, panels * width - n)))
+  w = jnp.pad(jnp.asarray(w, dtype), ((0, 0), (0, panels * width - n)))
   return jnp.transpose(jnp.reshape(w, (k, panels, width)), (1, 0, 2))
 
 
-def unpack(packed, n):
-  """``pack``'s inverse: [ceil(N / P), K, P] -> [K, n]."""
+def pack(w):
+  """``w`` [K, N] (a JAX or numpy array) as [ceil(N / P), K, P], zero past
+  N: float32, or bfloat16 where ``w`` is bfloat16."""
+  import jax.numpy as jnp
+  dtype = jnp.bfloat16 if w.dtype == jnp.bfloat16 else jnp.float32
+  return _panels(w, dtype)
+
+
+def pack_int8(q, scale):
+  """Q [K, N] int8 and s [N] (``kernels.quantize.int8``) -> (Q's panels
+  [ceil(N / P), K, P] int8, s padded with ones to [ceil(N / P) P])."""
+  import jax.numpy as jnp
+  packed = _panels(q, jnp.int8)
+  padded = packed.shape[0] * packed.shape[2] - scale.shape[0]
+  return packed, jnp.pad(jnp.asarray(scale, jnp.float32), (0, padded),
+                         constant_values=1.0)
+
+
+def unpack(packed, n, scales=None):
+  """``pack``'s inverse: [ceil(N / P), K, P] -> [K, n], float32 (times
+  ``scales`` where given)."""
   import jax.numpy as jnp
   panels, k, width = packed.shape
   w = jnp.reshape(jnp.transpose(packed, (1, 0, 2)), (k, panels * width))
-  return w[:, :n]
+  w = jnp.asarray(w[:, :n], jnp.float32)
+  return w if scales is None else w * scales[:n]
 
 
-def product(x, packed, n):
-  """x [..., K] float32 times the W that ``packed`` holds -> [..., n].
-  Over ``ROWS_MAX`` rows (a batch's source, not a step) XLA's dot of W
-  unpacked is as fast or faster, and is used."""
+def product(x, packed, n, scales=None):
+  """x [..., K] float32 times the W that ``packed`` holds -> [..., n]
+  (int8 panels: times their ``scales``). Over ``ROWS_MAX`` rows (a batch's
+  source, not a step) XLA's dot of W unpacked is as fast or faster, and is
+  used."""
   import jax
   import jax.numpy as jnp
   lead = x.shape[:-1]
   rows = jnp.reshape(x, (-1, x.shape[-1]))
   if rows.shape[0] > ROWS_MAX:
-    return jnp.reshape(rows @ unpack(packed, n), lead + (n,))
+    return jnp.reshape(rows @ unpack(packed, n, scales), lead + (n,))
+  kind = {jnp.dtype(jnp.int8): "int8", jnp.dtype(jnp.bfloat16): "bfloat16"}
+  target = TARGETS[kind.get(jnp.dtype(packed.dtype), "float32")]
+  operands = (rows, packed) if scales is None else (rows, packed, scales)
   out = jax.ffi.ffi_call(
-      TARGET, jax.ShapeDtypeStruct((rows.shape[0], n), jnp.float32))(
-          rows, packed)
+      target, jax.ShapeDtypeStruct((rows.shape[0], n), jnp.float32))(
+          *operands)
   return jnp.reshape(out, lead + (n,))

@@ -75,6 +75,10 @@ class Ct2Decoder(Backend):
     exported = json_files.load(settings, ("decode_hparams",),
                                "export the run again")["decode_hparams"]
     self.hparams = decode_hparams(overrides, exported)
+    if self.hparams.weights != "float32":
+      raise UserError(f"weights={self.hparams.weights} rounds a checkpoint's "
+                      "or a SavedModel's weights; CTranslate2 quantizes "
+                      "with --ct2_compute_type=int8")
     if search_name(self.hparams) not in CT2_SEARCHES:
       raise UserError(f"search={search_name(self.hparams)} runs on checkpoints "
                       "and SavedModels only; CTranslate2 decodes with "

@@ -36,7 +36,8 @@ class Decoder(IdsBackend):
     fixed_weights: the model's weights no longer change (t2t-decoder), so
       the model is prepared with copies made now of W^T and the steps'
       stacked kernels (``models.prepared``, as a SavedModel is), not a
-      transpose a batch; never for validation while training.
+      transpose a batch; never for validation while training. Needed by
+      ``hparams.weights`` int8 or bfloat16 (rounded once).
   """
 
   def __init__(self, model, vocab, hparams, postprocess=None,
@@ -44,7 +45,8 @@ class Decoder(IdsBackend):
                whole_words=True, xla=False, fixed_weights=False):
     super().__init__(model, vocab, hparams, postprocess, target_vocab,
                      constraint, repaired)
-    self.prepared = prepare_for_decoding(model, fixed_weights)
+    self.prepared = prepare_for_decoding(model, fixed_weights,
+                                         weights=hparams.weights)
     search = search_function(self.prepared, hparams)
 
     ids = tf.TensorSpec([None, None], tf.int32)

@@ -11,7 +11,8 @@ multiplies by enter as well, held in a layout for few rows
 (``models.prepared.held_matrices``: packed for ``kernels.rows_product``, or
 transposed), the one measured fastest for the search's rows a step on this
 CPU (once a process, ``kernels.layout_probe``), and the search decodes the
-model prepared with them.
+model prepared with them. With ``weights=int8|bfloat16`` they enter
+rounded (``kernels.quantize``), in Keras's layout too.
 
     search = JaxSearch(model, decode_hparams("beam_size=4"))
     ids, scores = search(inputs)                  # int32 [batch, length]
@@ -61,10 +62,14 @@ class JaxSearch:
         model.non_trainable_variables)
     search = make_search(options)
     self._hypotheses = search.hypotheses()
-    self._held = held_matrices(model, self.variables)
+    self._held = held_matrices(model, self.variables, options.weights)
+    self._rounding = rounding = options.weights != "float32"
+    if rounding and self._held is None:
+      raise ValueError(f"weights={options.weights}: the model has no step "
+                       "matrix among its variables to round")
 
     def run(values, arrays, inputs, prefixes, layout):
-      held = (None if layout == "keras" else
+      held = (None if layout == "keras" and not rounding else
               self._held.products(arrays, layout))
       with keras.StatelessScope(
           state_mapping=list(zip(self.variables, values))):
@@ -99,6 +104,6 @@ class JaxSearch:
     elif layout not in self.layouts():
       raise ValueError(f"layout {layout!r} is not one this search can read "
                        f"here; expected one of {self.layouts()}")
-    arrays = ([] if layout == "keras" else
+    arrays = ([] if layout == "keras" and not self._rounding else
               self._held.outside(values, layout))
     return self._run(values, arrays, inputs, prefixes, layout)

@@ -5,6 +5,7 @@ one, and the paper's layers carry no decoding speed-ups.
 
     prepared = prepare_for_decoding(model)        # once, outside a trace
     prepared = prepare_for_decoding(model, fixed_weights=True)
+    prepared = prepare_for_decoding(model, True, weights="int8")
     with prepared.reading(hypotheses) as decoding:    # in the search's trace
       state = decoding.encode(inputs)                 # the model contract
       cache = decoding.init_cache(state, max_length)
@@ -14,6 +15,11 @@ Made once: with ``fixed_weights`` (t2t-decoder, the exporter; never for
 validation while training), W^T and each self-attention's [W^Q W^K W^V] as
 variables (``products.stored_matrices``); for a JAX search, which of the
 decoder's matrices it holds in a layout for few rows (``held_matrices``).
+With ``weights`` "int8" or "bfloat16", every matrix a step multiplies by
+and W^T, rounded once here (``kernels.quantize``): the prepared model
+decodes the model with those matrices rounded; the encoder, the embedding
+lookups and the encoder-decoder keys and values (many rows once a batch)
+read the float32 weights.
 Made once a batch (``reading``, inside the traced search): the weights in
 the compute dtype (``kernels.weights_once``), W^T where not stored, the
 products the step reads (``products``). The step itself is the model's own
@@ -27,14 +33,17 @@ import contextlib
 
 from keras import ops
 
+from t2t_keras.errors import UserError
 from t2t_keras.kernels import one_row
+from t2t_keras.kernels import quantize
 from t2t_keras.kernels.weights_once import weights_once
 from t2t_keras.models.ensemble import Ensemble, MemberMean
 from t2t_keras.models.prepared import products as products_lib
 from t2t_keras.models.prepared.held import held_matrices
+from t2t_keras.models.prepared.products import round_weights
 
 __all__ = ["prepare_for_decoding", "decoding_model", "held_matrices",
-           "PreparedModel"]
+           "PreparedModel", "round_weights"]
 
 
 class Decoding:
@@ -142,26 +151,39 @@ class PreparedModel:
     # Each stack and its [b^Q b^K b^V] once a batch, outside the loop.
     stacked = {layer: (value, products_lib.stacked_bias(layer))
                for (kind, layer), value in stored.items() if kind == "stacked"}
-    made = {one: products_lib.StepProducts(softmax, stacked, one)
+    rounded = {layer: value for (kind, layer), value in stored.items()
+               if kind == "dense"}
+    made = {one: products_lib.StepProducts(softmax, stacked, one, rounded)
             for one in (True, False)}
     return Decoding(self.model, made.get, hypotheses)
 
 
-def prepare_for_decoding(model, fixed_weights=False, held=None):
+def prepare_for_decoding(model, fixed_weights=False, held=None,
+                         weights="float32"):
   """``model`` (a built ``Seq2SeqModel``; an ``Ensemble``'s members each)
   prepared for decoding; ``fixed_weights``: its weights no longer change,
   so W^T and the stacked kernels are stored now; ``held``: a JAX search's
-  held products. A ``PreparedModel`` is returned as it is."""
+  held products (rounded already where ``weights`` asks). ``weights``:
+  "float32", or "int8" / "bfloat16": the step's matrices and W^T stored
+  rounded (``kernels.quantize``; needs ``fixed_weights`` or ``held``). A
+  ``PreparedModel`` is returned as it is."""
   if isinstance(model, PreparedModel):
     return model
   if isinstance(model, Ensemble):
     return PreparedModel(model, members=[
-        prepare_for_decoding(m, fixed_weights, held) for m in model.members])
+        prepare_for_decoding(m, fixed_weights, held, weights)
+        for m in model.members])
+  rounding = quantize.check(weights) != "float32"
+  if rounding and not products_lib.walkable(model):
+    products_lib.round_weights(model, weights)   # the one-line error
+  if rounding and not (fixed_weights or held is not None):
+    raise UserError(f"weights={weights} rounds a trained model's weights "
+                    "once, for t2t-decoder and t2t-exporter; validation "
+                    "while training decodes with weights=float32")
   stored = {}
-  if fixed_weights and products_lib.walkable(model):
-    stored = products_lib.stored_matrices(
-        [model.softmax_weights],
-        [block.self_attention for block in model.decoder.blocks])
+  if (fixed_weights and products_lib.walkable(model) and
+      (held is None or not rounding)):
+    stored = products_lib.stored_matrices(model, weights)
   return PreparedModel(model, stored, held)
 
 

@@ -7,6 +7,7 @@ packed. The encoder and the encoder-decoder keys and values, computed once
 a batch over many rows, read Keras's layout.
 
     held = held_matrices(model, variables)     # None where it is off
+    held = held_matrices(model, variables, "int8")   # held rounded
     arrays = held.outside(values, layout)      # before the jitted call
     products = held.products(arrays, layout)   # inside it, for
     prepare_for_decoding(model, held=products)
@@ -14,8 +15,7 @@ a batch over many rows, read Keras's layout.
 
 from t2t_keras.kernels import kernel_layout
 from t2t_keras.layers.embedding import TokenEmbedding
-from t2t_keras.layers.feed_forward import PositionwiseFeedForward
-from t2t_keras.models.prepared.products import stackable, walkable
+from t2t_keras.models.prepared.products import step_layers, walkable
 
 
 def _walked(model):
@@ -26,39 +26,20 @@ def _walked(model):
   return [m for m in found if walkable(m)]
 
 
-def _step_layers(model):
-  """[(key, [Dense layers side by side])] a step of ``model`` multiplies
-  by, bottom first."""
-  found = []
-  for block in model.decoder.blocks:
-    attention = block.self_attention
-    maps = attention.projections()
-    stack = stackable(attention)
-    if stack is not None:
-      found.append((("stacked", attention), stack))
-    else:
-      found += [(("dense", maps[n]), [maps[n]])
-                for n in ("query", "key", "value")]
-    found.append((("dense", maps["output"]), [maps["output"]]))
-    cross = block.cross_attention.projections()
-    found += [(("dense", cross[n]), [cross[n]]) for n in ("query", "output")]
-    if isinstance(block.feed_forward, PositionwiseFeedForward):
-      found += [(("dense", d), [d]) for d in block.feed_forward.linear_maps()]
-  return found
-
-
-def held_matrices(model, variables):
+def held_matrices(model, variables, weights="float32"):
   """A ``kernel_layout.HeldMatrices`` of ``model``'s step matrices among
   ``variables`` (the list whose values the search receives), keyed as
-  ``products.HeldProducts`` reads them; None where ``kernel_layout`` is
-  off or no step matrix is among them."""
-  if not kernel_layout.enabled():
+  ``products.HeldProducts`` reads them, rounded as ``weights`` asks
+  (``kernels.quantize``); None where no step matrix is among them, or
+  ``kernel_layout`` is off and the weights are float32."""
+  probing = kernel_layout.enabled()
+  if not probing and weights == "float32":
     return None
   position = {id(v): i for i, v in enumerate(variables)}
   matrices, float32 = {}, True
   for member in _walked(model):
     float32 = float32 and member.compute_dtype == "float32"
-    for key, layers in _step_layers(member):
+    for key, layers in step_layers(member):
       kernels = [d.kernel for d in layers]
       if all(id(k) in position and len(k.shape) == 2 for k in kernels):
         matrices[key] = ([position[id(k)] for k in kernels], False, False)
@@ -70,4 +51,5 @@ def held_matrices(model, variables):
   if not matrices:
     return None
   return kernel_layout.HeldMatrices(
-      matrices, [tuple(v.shape) for v in variables], float32)
+      matrices, [tuple(v.shape) for v in variables], float32, weights,
+      probing)

@@ -18,6 +18,11 @@ TensorFlow (``StepProducts``):
 - A step of one row a batch multiplies on Eigen's kernels
   (``kernels.one_row``), and a float32 step's attention is equation (1) on
   Eigen's kernels (``kernels.step_attention``), where the kernels are on.
+- With rounded weights (``kernels.quantize``: ``weights=int8|bfloat16``)
+  every matrix a step reads (``step_layers``) and W^T are stored rounded,
+  whatever the kernels: int8 as Q * s in float32 (TensorFlow has no int8
+  product faster than float32 on CPUs: docs/performance.md), bfloat16 as
+  bfloat16, multiplied in bfloat16 with a float32 result.
 
 JAX on CPUs (``HeldProducts``): the decoder's matrices held in the layout
 ``kernels.kernel_layout`` chose, passed into the compiled search.
@@ -27,12 +32,16 @@ The same values as the layers' own products up to float32 rounding
 """
 
 import keras
+import numpy as np
 from keras import ops
 
 from t2t_keras import kernels
+from t2t_keras.errors import UserError
 from t2t_keras.kernels import one_row as one_row_kernel
 from t2t_keras.kernels import step_attention
+from t2t_keras.kernels import quantize
 from t2t_keras.layers.embedding import TokenEmbedding
+from t2t_keras.layers.feed_forward import PositionwiseFeedForward
 from t2t_keras.layers.rows import apply_to_rows
 from t2t_keras.models import incremental
 from t2t_keras.models.transformer import Transformer
@@ -74,26 +83,109 @@ def stacked_bias(attention):
                          axis=0)
 
 
-def stored_matrices(softmax_layers, attentions):
-  """{(kind, layer): tf.Variable}, their values computed now: W^T in the
-  compute dtype of each pre-softmax ``TokenEmbedding`` ("softmax"), and
-  [W^Q W^K W^V] of each float32 self-attention that ``stackable`` allows
-  ("stacked"); {} where the kernels are off. Track the variables."""
-  if not kernels.enabled():
-    return {}
+def step_layers(model):
+  """[(key, [Dense layers side by side])] a decoding step of ``model``
+  multiplies by, bottom first, keyed as the products read them: per
+  decoder layer the self-attention's [W^Q W^K W^V] ("stacked", where
+  ``stackable``; else each "dense") and W^O, the encoder-decoder
+  attention's W^Q and W^O, the feed-forward's W_1 and W_2."""
+  found = []
+  for block in model.decoder.blocks:
+    attention = block.self_attention
+    maps = attention.projections()
+    stack = stackable(attention)
+    if stack is not None:
+      found.append((("stacked", attention), stack))
+    else:
+      found += [(("dense", maps[n]), [maps[n]])
+                for n in ("query", "key", "value")]
+    found.append((("dense", maps["output"]), [maps["output"]]))
+    cross = block.cross_attention.projections()
+    found += [(("dense", cross[n]), [cross[n]]) for n in ("query", "output")]
+    if isinstance(block.feed_forward, PositionwiseFeedForward):
+      found += [(("dense", d), [d]) for d in block.feed_forward.linear_maps()]
+  return found
+
+
+def _rounded(value, weights, dtype):
+  """A matrix as ``weights`` stores it: bfloat16 as bfloat16, int8 as Q * s
+  in ``dtype`` (the model's compute dtype)."""
+  if weights == "bfloat16":
+    return quantize.bfloat16(np.asarray(value))
+  return quantize.rounded(np.asarray(value), weights).astype(dtype)
+
+
+def stored_matrices(model, weights="float32"):
+  """{(kind, layer): tf.Variable}, their values computed now. Float32
+  weights, where the kernels are on: W^T in the compute dtype of the
+  pre-softmax ``TokenEmbedding`` ("softmax") and [W^Q W^K W^V] of each
+  float32 self-attention ``stackable`` allows ("stacked"); {} where they
+  are off. Rounded ``weights``: those and every other matrix of
+  ``step_layers`` ("dense"), rounded (module docstring). Track the
+  variables."""
   import tensorflow as tf
+  rounding = quantize.check(weights) != "float32"
+  if not (rounding or kernels.enabled()):
+    return {}
   values = {}
-  for layer in softmax_layers:
-    if isinstance(layer, TokenEmbedding):
-      values[("softmax", layer)] = (f"{layer.name}_transposed", ops.transpose(
-          ops.cast(layer.embeddings, layer.compute_dtype)))
-  for layer in attentions:
-    projections = stackable(layer)
-    if projections and layer.compute_dtype == "float32":
-      values[("stacked", layer)] = (f"{layer.name}_stacked", tf.concat(
-          [d.kernel for d in projections], axis=1))
+  layer = model.softmax_weights
+  if isinstance(layer, TokenEmbedding):
+    transposed = ops.transpose(layer.embeddings)
+    values[("softmax", layer)] = (
+        f"{layer.name}_transposed",
+        _rounded(transposed, weights, layer.compute_dtype) if rounding else
+        ops.cast(transposed, layer.compute_dtype))
+  for key, dense in step_layers(model):
+    if key[0] == "dense" and not rounding:
+      continue
+    if key[0] == "stacked" and not (rounding or
+                                     key[1].compute_dtype == "float32"):
+      continue
+    value = tf.concat([d.kernel for d in dense], axis=1)
+    values[key] = (f"{key[1].name}_{key[0]}",
+                   _rounded(value, weights, key[1].compute_dtype) if rounding
+                   else value)
   return {key: tf.Variable(value, trainable=False, name=name)
           for key, (name, value) in values.items()}
+
+
+def round_weights(model, weights):
+  """Rounds in place, as ``weights`` asks (``kernels.quantize``), every
+  matrix of ``step_layers`` and the pre-softmax embedding (a column of W^T
+  at a time: its rows), of ``model`` or each ensemble member: for a model
+  loaded to decode only, so that its searches, forced scores and
+  alignments read one rounded model (the embedding's lookups too). The
+  prepared model's rounding of these values changes nothing more."""
+  if quantize.check(weights) == "float32":
+    return
+  for member in getattr(model, "members", None) or [model]:
+    if not walkable(member):
+      raise UserError(f"weights={weights}: {type(member).__name__} decodes "
+                      "through a decode_step of its own, whose matrices are "
+                      "not rounded; decode it with weights=float32")
+    for _, layers in step_layers(member):
+      for dense in layers:
+        dense.kernel.assign(quantize.rounded(
+            ops.convert_to_numpy(dense.kernel), weights))
+    embedding = member.softmax_weights
+    if isinstance(embedding, TokenEmbedding):
+      table = ops.convert_to_numpy(embedding.embeddings)
+      embedding.embeddings.assign(quantize.rounded(table.T, weights).T)
+
+
+def times(x, w, one_row):
+  """x [..., d_in] times a stored matrix ``w`` [d_in, d_out] -> [...,
+  d_out] in x's dtype: in bfloat16 with a float32 result where ``w`` is
+  bfloat16 and x is not; on ``kernels.one_row``'s products where both are
+  float32 and the kernels are on (``one_row``: its one-row branch)."""
+  if w.dtype == "bfloat16" and x.dtype != "bfloat16":
+    return ops.cast(apply_to_rows(
+        lambda rows: ops.matmul(ops.cast(rows, "bfloat16"), w), x), x.dtype)
+  if w.dtype != x.dtype:
+    w = ops.cast(w, x.dtype)
+  if x.dtype == "float32" and kernels.enabled():
+    return one_row_kernel.product(x, w, one_row)
+  return apply_to_rows(lambda rows: ops.matmul(rows, w), x)
 
 
 class StepProducts(incremental.Products):
@@ -105,14 +197,20 @@ class StepProducts(incremental.Products):
     stacked: {self-attention layer: ([W^Q W^K W^V], [b^Q b^K b^V])} read
       once a batch (``stacked_bias``), shared by both branches.
     one_row: the step's batch has one row (``kernels.one_row``'s branch).
+    rounded: {Dense layer: its kernel rounded, [d_in, d_out]} read once a
+      batch (``stored_matrices``' "dense"), or None.
   """
 
-  def __init__(self, softmax, stacked, one_row):
+  def __init__(self, softmax, stacked, one_row, rounded=None):
     self._softmax = softmax
     self._stacked = stacked
     self._one_row = one_row
+    self._rounded = rounded or {}
 
   def dense(self, layer):
+    if layer in self._rounded:
+      kernel = self._rounded[layer]
+      return lambda x: finish(layer, times(x, kernel, self._one_row))
     if (not self._one_row or layer.compute_dtype != "float32" or
         getattr(layer, "quantization_mode", None)):
       return layer
@@ -123,7 +221,8 @@ class StepProducts(incremental.Products):
     if attention not in self._stacked:
       return None
     kernel, bias = self._stacked[attention]
-    return lambda x: one_row_kernel.product(x, kernel, self._one_row) + bias
+    return lambda x: times(x, kernel, self._one_row) + ops.cast(bias,
+                                                                x.dtype)
 
   def attend(self, attention, queries, keys, values, bias, extra_logits,
              extra_values):
@@ -140,8 +239,10 @@ class StepProducts(incremental.Products):
     transposed = self._softmax.get(embedding)
     if transposed is None:
       return super().logits(embedding, x)
-    return ops.cast(apply_to_rows(lambda rows: ops.matmul(rows, transposed),
-                                  x), "float32")
+    if transposed.dtype == x.dtype:    # float32 weights: as the layer does
+      return ops.cast(apply_to_rows(
+          lambda rows: ops.matmul(rows, transposed), x), "float32")
+    return ops.cast(times(x, transposed, False), "float32")
 
 
 class HeldProducts(incremental.Products):
