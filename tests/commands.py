@@ -42,3 +42,40 @@ def command_shims(folder):
     prefork.write_shim(os.path.join(folder, name), "-m",
                        "t2t_keras.bin." + name.replace("-", "_"))
   return folder
+
+
+def lines_in_every_backend(common, source, folder, jax_env=None):
+  """{mode: output lines} of ``source`` decoded by t2t-decoder with the
+  flags ``common`` (a run's, decode hparams included) on the TensorFlow
+  graph ("graph"), with --xla ("xla"), under KERAS_BACKEND=jax ("jax", a
+  fresh interpreter, ``jax_env`` added to its environment) and through
+  the SavedModel t2t-exporter writes with the same flags ("saved_model");
+  each command must succeed. ``folder``: a pathlib folder for the
+  outputs."""
+  outputs = {}
+  for mode, extra in (("graph", []), ("xla", ["--xla"])):
+    target = folder / f"{mode}.txt"
+    done = t2t_command("t2t_decoder", *common, *extra,
+                       f"--decode_from_file={source}",
+                       f"--decode_to_file={target}")
+    assert done.returncode == 0, done.stderr[-3000:]
+    outputs[mode] = target.read_text(encoding="utf-8").splitlines()
+  target = folder / "jax.txt"
+  env = dict(os.environ, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu",
+             TF_CPP_MIN_LOG_LEVEL="3", **(jax_env or {}))
+  done = subprocess.run(
+      [sys.executable, "-m", "t2t_keras.bin.t2t_decoder", *common,
+       f"--decode_from_file={source}", f"--decode_to_file={target}"],
+      capture_output=True, text=True, env=env, timeout=600, check=False)
+  assert done.returncode == 0, done.stderr[-3000:]
+  outputs["jax"] = target.read_text(encoding="utf-8").splitlines()
+  export = t2t_command("t2t_exporter", *common,
+                       f"--export_dir={folder / 'export'}",
+                       "--export_version=1")
+  assert export.returncode == 0, export.stderr[-3000:]
+  served = t2t_command("t2t_decoder",
+                       f"--saved_model_dir={folder / 'export' / '1'}",
+                       f"--decode_from_file={source}")
+  assert served.returncode == 0, served.stderr[-3000:]
+  outputs["saved_model"] = served.stdout.splitlines()
+  return outputs

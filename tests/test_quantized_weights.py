@@ -5,6 +5,7 @@ on every backend."""
 import numpy as np
 import pytest
 
+from commands import lines_in_every_backend
 from t2t_keras.errors import UserError
 from t2t_keras.kernels import quantize
 from t2t_keras.models.prepared import prepare_for_decoding
@@ -82,9 +83,11 @@ def test_rounding_needs_fixed_weights_and_a_walkable_model():
     prepare_for_decoding(model, weights="int8")
   with pytest.raises(ValueError, match="weights must be one of"):
     prepare_for_decoding(model, True, weights="int4")
-  from t2t_keras.decoding.options import decode_hparams
+  from t2t_keras.decoding.options import decode_hparams, describe_precision
   with pytest.raises(UserError, match="float32, bfloat16, int8, got 'int4'"):
     decode_hparams("weights=int4")
+  assert describe_precision(model, decode_hparams("weights=int8")) == (
+      "float32 (int8 decoder weights)")
 
 
 LINES = ["the dog sees a cat", "these old teachers help a small boat",
@@ -179,47 +182,16 @@ def test_scores_and_alignments_read_the_rounded_model(rounded_runs):
 
 def test_int8_in_every_backend(trained_run, tmp_path):
   """t2t-decoder's graph, --xla, KERAS_BACKEND=jax and t2t-exporter's
-  SavedModel decode the same int8 model: the same lines; the log says
-  so."""
-  import os
-  import subprocess
-  import sys
-
-  from commands import t2t_command
+  SavedModel decode the same int8 model: the same lines."""
   data, out = trained_run
   source = tmp_path / "in.txt"
   source.write_text("".join(l + "\n" for l in LINES), encoding="utf-8")
   common = ["--problem=translate_synthetic", f"--data_dir={data}",
             f"--output_dir={out}", "--decode_hparams=beam_size=4,weights=int8"]
-  outputs = {}
-  for mode, extra in (("graph", []), ("xla", ["--xla"])):
-    target = tmp_path / f"{mode}.txt"
-    done = t2t_command("t2t_decoder", *common, *extra,
-                       f"--decode_from_file={source}",
-                       f"--decode_to_file={target}")
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "int8 decoder weights" in done.stderr
-    outputs[mode] = target.read_text(encoding="utf-8").splitlines()
-  target = tmp_path / "jax.txt"
-  # T2T_KERAS_KERNELS=1: the packed layout, weight-only int8 as the graph
+  # T2T_KERAS_KERNELS=1: JAX's packed layout, weight-only int8 as the graph
   # (the probe may pick "native", whose rows are rounded too).
-  env = dict(os.environ, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu",
-             TF_CPP_MIN_LOG_LEVEL="3", T2T_KERAS_KERNELS="1")
-  done = subprocess.run(
-      [sys.executable, "-m", "t2t_keras.bin.t2t_decoder", *common,
-       f"--decode_from_file={source}", f"--decode_to_file={target}"],
-      capture_output=True, text=True, env=env, timeout=600, check=False)
-  assert done.returncode == 0, done.stderr[-3000:]
-  outputs["jax"] = target.read_text(encoding="utf-8").splitlines()
-  export = t2t_command("t2t_exporter", *common,
-                       f"--export_dir={tmp_path / 'export'}",
-                       "--export_version=1")
-  assert export.returncode == 0, export.stderr[-3000:]
-  served = t2t_command("t2t_decoder",
-                       f"--saved_model_dir={tmp_path / 'export' / '1'}",
-                       f"--decode_from_file={source}")
-  assert served.returncode == 0, served.stderr[-3000:]
-  outputs["saved_model"] = served.stdout.splitlines()
+  outputs = lines_in_every_backend(common, source, tmp_path,
+                                   {"T2T_KERAS_KERNELS": "1"})
   assert len(outputs["graph"]) == len(LINES)
   for mode in ("xla", "jax", "saved_model"):
     assert outputs[mode] == outputs["graph"], (mode, outputs)

@@ -5,13 +5,11 @@ in one file (tests/fixtures/diverse_beam), registered through
 KERAS_BACKEND=jax and a SavedModel, and gives the same lines in each."""
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 
 import search_cases
-from commands import t2t_command
+from commands import lines_in_every_backend
 from t2t_keras import registry
 from t2t_keras.decoding import beam_search
 from t2t_keras.decoding.options import decode_hparams
@@ -62,32 +60,7 @@ def test_the_strategy_in_every_backend(trained_run, tmp_path):
   common = ["--problem=translate_synthetic", f"--data_dir={data}",
             f"--output_dir={out}", f"--t2t_usr_dir={USR}",
             f"--decode_hparams={DIVERSE}"]
-  outputs = {}
-  for mode, extra in (("graph", []), ("xla", ["--xla"])):
-    target = tmp_path / f"{mode}.txt"
-    done = t2t_command("t2t_decoder", *common, *extra,
-                       f"--decode_from_file={source}",
-                       f"--decode_to_file={target}")
-    assert done.returncode == 0, done.stderr[-3000:]
-    outputs[mode] = target.read_text(encoding="utf-8").splitlines()
-  target = tmp_path / "jax.txt"
-  env = dict(os.environ, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu",
-             TF_CPP_MIN_LOG_LEVEL="3")
-  done = subprocess.run(
-      [sys.executable, "-m", "t2t_keras.bin.t2t_decoder", *common,
-       f"--decode_from_file={source}", f"--decode_to_file={target}"],
-      capture_output=True, text=True, env=env, timeout=600, check=False)
-  assert done.returncode == 0, done.stderr[-3000:]
-  outputs["jax"] = target.read_text(encoding="utf-8").splitlines()
-  export = t2t_command("t2t_exporter", *common,
-                       f"--export_dir={tmp_path / 'export'}",
-                       "--export_version=1")
-  assert export.returncode == 0, export.stderr[-3000:]
-  served = t2t_command("t2t_decoder",
-                       f"--saved_model_dir={tmp_path / 'export' / '1'}",
-                       f"--decode_from_file={source}")
-  assert served.returncode == 0, served.stderr[-3000:]
-  outputs["saved_model"] = served.stdout.splitlines()
+  outputs = lines_in_every_backend(common, source, tmp_path)
   assert len(outputs["graph"]) == len(LINES)
   for mode in ("xla", "jax", "saved_model"):
     assert outputs[mode] == outputs["graph"], (mode, outputs)
