@@ -5,7 +5,7 @@ on every backend."""
 import numpy as np
 import pytest
 
-from commands import lines_in_every_backend
+from commands import lines_in_every_backend, t2t_command
 from t2t_keras.errors import UserError
 from t2t_keras.kernels import quantize
 from t2t_keras.models.prepared import prepare_for_decoding
@@ -195,3 +195,18 @@ def test_int8_in_every_backend(trained_run, tmp_path):
   assert len(outputs["graph"]) == len(LINES)
   for mode in ("xla", "jax", "saved_model"):
     assert outputs[mode] == outputs["graph"], (mode, outputs)
+
+
+def test_ctranslate2_takes_its_own_int8(trained_run, tmp_path):
+  """A CTranslate2 export quantizes with --ct2_compute_type: the exporter
+  refuses weights= in one line and writes nothing."""
+  data, out = trained_run
+  target = tmp_path / "ct2"
+  done = t2t_command("t2t_exporter", "--problem=translate_synthetic",
+                     f"--data_dir={data}", f"--output_dir={out}",
+                     "--format=ctranslate2", f"--export_dir={target}",
+                     "--decode_hparams=weights=int8")
+  assert done.returncode != 0
+  assert "--ct2_compute_type=int8" in done.stderr
+  assert "Traceback" not in done.stderr
+  assert not target.exists()
