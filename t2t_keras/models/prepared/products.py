@@ -115,14 +115,23 @@ def _rounded(value, weights, dtype):
   return quantize.rounded(np.asarray(value), weights).astype(dtype)
 
 
+def _holds(layer, value):
+  """Whether ``layer``'s kernel already holds ``value`` (its dtype, to
+  float32 rounding): a model rounded in place needs no rounded copy."""
+  kernel = ops.convert_to_numpy(layer.kernel)
+  return kernel.dtype == value.dtype and np.allclose(kernel, value, rtol=1e-6,
+                                                     atol=0)
+
+
 def stored_matrices(model, weights="float32"):
   """{(kind, layer): tf.Variable}, their values computed now. Float32
   weights, where the kernels are on: W^T in the compute dtype of the
   pre-softmax ``TokenEmbedding`` ("softmax") and [W^Q W^K W^V] of each
   float32 self-attention ``stackable`` allows ("stacked"); {} where they
   are off. Rounded ``weights``: those and every other matrix of
-  ``step_layers`` ("dense"), rounded (module docstring). Track the
-  variables."""
+  ``step_layers`` ("dense"), rounded (module docstring), but for a layer
+  whose kernel holds its rounded values already (``round_weights``). Track
+  the variables."""
   import tensorflow as tf
   rounding = quantize.check(weights) != "float32"
   if not (rounding or kernels.enabled()):
@@ -142,9 +151,11 @@ def stored_matrices(model, weights="float32"):
                                      key[1].compute_dtype == "float32"):
       continue
     value = tf.concat([d.kernel for d in dense], axis=1)
-    values[key] = (f"{key[1].name}_{key[0]}",
-                   _rounded(value, weights, key[1].compute_dtype) if rounding
-                   else value)
+    if rounding:
+      value = _rounded(value, weights, key[1].compute_dtype)
+      if key[0] == "dense" and _holds(dense[0], value):
+        continue     # rounded in place already (``round_weights``)
+    values[key] = (f"{key[1].name}_{key[0]}", value)
   return {key: tf.Variable(value, trainable=False, name=name)
           for key, (name, value) in values.items()}
 
