@@ -90,6 +90,25 @@ def test_rounding_needs_fixed_weights_and_a_walkable_model():
       "float32 (int8 decoder weights)")
 
 
+
+def test_an_ensemble_is_checked_whole_before_any_member_is_rounded():
+  """A member that steps through its own decode_step is refused in one
+  line, and the members before it are left as they were."""
+  from t2t_keras.models.ensemble import Ensemble
+  from t2t_keras.models.prepared import round_weights
+  first, second = tiny("transformer", 1), tiny("transformer", 2)
+
+  class OwnStep(type(second)):
+    def decode_step(self, *args, **kwargs):
+      return super().decode_step(*args, **kwargs)
+
+  second.__class__ = OwnStep
+  kernel = first.decoder.blocks[0].feed_forward.linear_maps()[0].kernel
+  before = kernel.numpy().copy()
+  with pytest.raises(UserError, match="OwnStep decodes through a decode_step"):
+    round_weights(Ensemble([first, second]), "int8")
+  np.testing.assert_array_equal(kernel.numpy(), before)
+
 LINES = ["the dog sees a cat", "these old teachers help a small boat",
          "a bird", "that happy farmer calls the dark windows near a tree",
          "the red cars follow these young horses", "cats", "the big dogs"]

@@ -85,9 +85,10 @@ def rounded_weights(args):
 
 
 def prepared(model, weights):
-  """``model`` prepared with its decoder's weights rounded (as
-  t2t-decoder prepares it), or itself for float32 (a tree from before
-  rounded weights: itself)."""
+  """``model`` prepared with its decoder's step matrices and W^T rounded
+  (``prepare_for_decoding``; the speed is t2t-decoder's), or, for
+  float32, itself: an earlier tree's library (before_after.py), which has
+  no ``weights``, decodes as it always did."""
   if weights == "float32":
     return model
   from t2t_keras.models.prepared import prepare_for_decoding

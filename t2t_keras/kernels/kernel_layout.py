@@ -56,7 +56,6 @@ rounded weights, and one more:
 import os
 
 import keras
-import numpy as np
 from keras import ops
 
 from t2t_keras.kernels import layout_probe
@@ -146,31 +145,11 @@ class HeldMatrices:
       indices, transposed, _ = self._matrices[key]
       parts = [jnp.transpose(values[i]) if transposed else values[i]
                for i in indices]
-      arrays.append(self._hold(parts[0] if len(parts) == 1 else
-                               jnp.concatenate(parts, axis=1), layout))
+      arrays.append(layout_probe.hold(
+          parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=1),
+          layout, self.weights))
     self._outside[layout] = (values, arrays)
     return arrays
-
-  def _hold(self, matrix, layout):
-    """[d_in, d_out] ``matrix`` in ``layout``, rounded where asked: packed
-    int8 as (panels, scales)."""
-    import jax.numpy as jnp
-    if self.weights == "int8":
-      q, scale = quantize.int8(np.asarray(matrix))
-      if layout == "packed":
-        return rows_product.pack_int8(q, scale)
-      if layout == "native":
-        return jnp.asarray(q), jnp.asarray(scale)
-      matrix = jnp.asarray(quantize.dequantized(q, scale))
-    elif self.weights == "bfloat16":
-      rounded = quantize.bfloat16(np.asarray(matrix))
-      if layout in ("packed", "native"):
-        return (rows_product.pack(rounded) if layout == "packed" else
-                jnp.asarray(rounded))
-      matrix = jnp.asarray(rounded.astype(np.float32))
-    if layout == "packed":
-      return rows_product.pack(matrix)
-    return jnp.transpose(matrix) if layout == "transposed" else matrix
 
   def products(self, arrays, layout):
     """{key: x [..., d_in] -> x M [..., d_out]} multiplying by ``arrays``
@@ -179,9 +158,8 @@ class HeldMatrices:
     for key, held in zip(self.keys(layout), arrays):
       width = self._shape(key)[1]
       if layout == "packed":
-        w, scales = held if isinstance(held, tuple) else (held, None)
-        found[key] = (lambda w, s, n: lambda x: rows_product.product(
-            x, w, n, s))(w, scales, width)
+        found[key] = (lambda w, n: lambda x: rows_product.held_product(
+            x, w, n))(held, width)
       elif layout == "keras":
         found[key] = (lambda w: lambda x: ops.matmul(
             x, ops.cast(w, x.dtype)))(held)

@@ -70,24 +70,28 @@ def fastest(shapes, rows, packed, weights="float32"):
           else "keras")
 
 
-def _packed(kernel, weights):
-  """(panels, scales or None) of ``kernel`` in ``weights``' packed
-  layout."""
+def hold(matrix, layout, weights="float32"):
+  """``matrix`` [d_in, d_out] as ``layout`` holds it for ``weights``
+  (``kernel_layout``): "packed" panels (int8: (panels, scales)),
+  "native" in the rounded dtype (int8: (Q, s)), "transposed" [d_out,
+  d_in] or "keras" [d_in, d_out] of the rounded values in float32."""
   import jax.numpy as jnp
   if weights == "int8":
-    return rows_product.pack_int8(*quantize.int8(kernel))
-  if weights == "bfloat16":
-    return rows_product.pack(quantize.bfloat16(kernel)), None
-  return rows_product.pack(jnp.asarray(kernel)), None
-
-
-def _native(kernel, weights):
-  """``kernel`` held "native" (``kernel_layout``) for ``weights``."""
-  import jax.numpy as jnp
-  if weights == "int8":
-    q, scale = quantize.int8(kernel)
-    return jnp.asarray(q), jnp.asarray(scale)
-  return jnp.asarray(quantize.bfloat16(kernel))
+    q, scale = quantize.int8(np.asarray(matrix))
+    if layout == "packed":
+      return rows_product.pack_int8(q, scale)
+    if layout == "native":
+      return jnp.asarray(q), jnp.asarray(scale)
+    matrix = jnp.asarray(quantize.dequantized(q, scale))
+  elif weights == "bfloat16":
+    rounded = quantize.bfloat16(np.asarray(matrix))
+    if layout in ("packed", "native"):
+      return (rows_product.pack(rounded) if layout == "packed" else
+              jnp.asarray(rounded))
+    matrix = jnp.asarray(rounded.astype(np.float32))
+  if layout == "packed":
+    return rows_product.pack(jnp.asarray(matrix))
+  return jnp.transpose(matrix) if layout == "transposed" else matrix
 
 
 @functools.lru_cache(maxsize=None)
@@ -117,11 +121,11 @@ def _measured(shapes, rows, packed, weights):
   if weights != "float32":
     timed["native"] = (
         chain(lambda x, w, n: quantize.native_product(x, w)),
-        [_native(k, weights) for k in kernels])
+        [hold(k, "native", weights) for k in kernels])
   if packed:
     timed["packed"] = (
-        chain(lambda x, w, n: rows_product.product(x, w[0], n, w[1])),
-        [_packed(k, weights) for k in kernels])
+        chain(rows_product.held_product),
+        [hold(k, "packed", weights) for k in kernels])
   seconds = {name: [] for name in timed}
   for repeat in range(WARMUP + REPEATS):
     for name, (run, weights) in timed.items():

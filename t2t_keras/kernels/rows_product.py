@@ -166,3 +166,10 @@ def product(x, packed, n, scales=None):
       target, jax.ShapeDtypeStruct((rows.shape[0], n), jnp.float32))(
           *operands)
   return jnp.reshape(out, lead + (n,))
+
+
+def held_product(x, held, n):
+  """``product`` of ``held`` as ``pack`` or ``pack_int8`` made it: the
+  panels, or (int8 panels, scales)."""
+  packed, scales = held if isinstance(held, tuple) else (held, None)
+  return product(x, packed, n, scales)

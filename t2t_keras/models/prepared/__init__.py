@@ -35,7 +35,6 @@ from keras import ops
 
 from t2t_keras.errors import UserError
 from t2t_keras.kernels import one_row
-from t2t_keras.kernels import quantize
 from t2t_keras.kernels.weights_once import weights_once
 from t2t_keras.models.ensemble import Ensemble, MemberMean
 from t2t_keras.models.prepared import products as products_lib
@@ -173,9 +172,7 @@ def prepare_for_decoding(model, fixed_weights=False, held=None,
     return PreparedModel(model, members=[
         prepare_for_decoding(m, fixed_weights, held, weights)
         for m in model.members])
-  rounding = quantize.check(weights) != "float32"
-  if rounding and not products_lib.walkable(model):
-    products_lib.round_weights(model, weights)   # the one-line error
+  rounding = bool(products_lib.check_roundable(model, weights))
   if rounding and not (fixed_weights or held is not None):
     raise UserError(f"weights={weights} rounds a trained model's weights "
                     "once, for t2t-decoder and t2t-exporter; validation "

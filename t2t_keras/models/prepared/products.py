@@ -160,20 +160,31 @@ def stored_matrices(model, weights="float32"):
           for key, (name, value) in values.items()}
 
 
+def check_roundable(model, weights):
+  """A one-line error where ``weights`` rounds a model (or an ensemble
+  member) that steps through a ``decode_step`` of its own, whose matrices
+  the rounding cannot reach; returns the models to round, [] for
+  float32."""
+  if quantize.check(weights) == "float32":
+    return []
+  members = getattr(model, "members", None) or [model]
+  for member in members:
+    if not walkable(member):
+      raise UserError(f"weights={weights}: {type(member).__name__} decodes "
+                      "through a decode_step of its own, whose matrices are "
+                      "not rounded; decode it with weights=float32")
+  return members
+
+
 def round_weights(model, weights):
   """Rounds in place, as ``weights`` asks (``kernels.quantize``), every
   matrix of ``step_layers`` and the pre-softmax embedding (a column of W^T
   at a time: its rows), of ``model`` or each ensemble member: for a model
   loaded to decode only, so that its searches, forced scores and
   alignments read one rounded model (the embedding's lookups too). The
-  prepared model's rounding of these values changes nothing more."""
-  if quantize.check(weights) == "float32":
-    return
-  for member in getattr(model, "members", None) or [model]:
-    if not walkable(member):
-      raise UserError(f"weights={weights}: {type(member).__name__} decodes "
-                      "through a decode_step of its own, whose matrices are "
-                      "not rounded; decode it with weights=float32")
+  prepared model's rounding of these values changes nothing more. Every
+  member is checked (``check_roundable``) before any is changed."""
+  for member in check_roundable(model, weights):
     for _, layers in step_layers(member):
       for dense in layers:
         dense.kernel.assign(quantize.rounded(
