@@ -1,12 +1,15 @@
 """What rounding the decoder's weights costs a trained run: BLEU and the
-share of lines equal to float32's, for ``--decode_hparams=weights=int8``
-and ``weights=bfloat16`` beside float32, decoding a split with
-t2t-decoder as a user does (TensorFlow; ``--jax`` adds Keras's JAX
-backend). One table; the matmul peak printed beside it.
+share of lines equal to float32's on the same backend, for
+``--decode_hparams=weights=int8`` and ``weights=bfloat16`` beside float32,
+decoding a split with t2t-decoder as a user does (TensorFlow; ``--jax``
+adds Keras's JAX backend). One table; the matmul peak printed beside it.
 
     python benchmarks/rounded_bleu.py --problem translate_synthetic \\
       --data_dir DATA --output_dir RUN [--checkpoint_path RUN/best] \\
       [--split test] [--decode_hparams beam_size=4] [--tokenized_lang de]
+
+A problem without splits (``t2t_import``) decodes ``--source_file``
+against ``--reference_file`` instead of ``--split``.
 """
 
 import argparse
@@ -22,15 +25,19 @@ WEIGHTS = ("float32", "int8", "bfloat16")
 
 
 def decode(args, weights, folder, jax):
-  """The split's outputs (lines) and its references' path."""
+  """The outputs (lines) and the references' path."""
   target = os.path.join(folder, f"{weights}{'_jax' if jax else ''}.txt")
   overrides = ",".join(x for x in (args.decode_hparams,
                                    f"weights={weights}") if x)
   command = [sys.executable, "-m", "t2t_keras.bin.t2t_decoder",
              f"--problem={args.problem}", f"--data_dir={args.data_dir}",
              f"--output_dir={args.output_dir}",
-             f"--decode_split={args.split}", f"--decode_to_file={target}",
+             f"--decode_to_file={target}",
              f"--decode_hparams={overrides}"]
+  if args.source_file:
+    command.append(f"--decode_from_file={args.source_file}")
+  else:
+    command.append(f"--decode_split={args.split}")
   if args.checkpoint_path:
     command.append(f"--checkpoint_path={args.checkpoint_path}")
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
@@ -42,7 +49,8 @@ def decode(args, weights, folder, jax):
     raise SystemExit(f"t2t-decoder (weights={weights}) failed: "
                      + done.stderr.strip().splitlines()[-1])
   with open(target, encoding="utf-8") as f:
-    return f.read().splitlines(), f"{target}.targets"
+    return f.read().splitlines(), (args.reference_file
+                                   or f"{target}.targets")
 
 
 def main():
@@ -51,6 +59,10 @@ def main():
     parser.add_argument(f"--{name}", required=True)
   parser.add_argument("--checkpoint_path", default="")
   parser.add_argument("--split", default="test", choices=("dev", "test"))
+  parser.add_argument("--source_file", default="",
+                      help="decode this file instead of --split")
+  parser.add_argument("--reference_file", default="",
+                      help="the references of --source_file")
   parser.add_argument("--decode_hparams", default="")
   parser.add_argument("--tokenized_lang", default="",
                       help="BLEU tokenized as the paper's (de), or '' for "
@@ -58,19 +70,23 @@ def main():
   parser.add_argument("--jax", action="store_true",
                       help="also decode under KERAS_BACKEND=jax")
   args = parser.parse_args()
+  if bool(args.source_file) != bool(args.reference_file):
+    parser.error("--source_file and --reference_file go together")
   from t2t_keras.analysis.peak import matmul_peaks
   from t2t_keras.metrics import bleu
   peaks = matmul_peaks(2048)
   print(f"{os.cpu_count()} CPUs; {args.output_dir} "
-        f"{args.checkpoint_path or '(latest)'}, {args.split}, decode hparams "
+        f"{args.checkpoint_path or '(latest)'}, "
+        f"{args.source_file or args.split}, decode hparams "
         f"'{args.decode_hparams}'; matmul peak (2048^3, TensorFlow): "
         + ", ".join(f"{k} {v / 1e9:.0f}" for k, v in peaks.items())
         + " GFLOP/s")
-  print("| weights | backend | BLEU | lines equal to float32's |")
+  print("| weights | backend | BLEU | lines equal to the backend's float32 "
+        "lines |")
   print("| --- | --- | --- | --- |")
   with tempfile.TemporaryDirectory() as folder:
-    baseline = None
     for jax in (False, True) if args.jax else (False,):
+      baseline = None   # this backend's float32 lines
       for weights in WEIGHTS:
         lines, references = decode(args, weights, folder, jax)
         with open(references, encoding="utf-8") as f:

@@ -9,8 +9,10 @@ seconds over its 30 steps are to be read against it.
 Per decoder layer: W^Q, W^K, W^V, W^O of self-attention, W^Q and W^O of
 encoder-decoder attention (its keys and values come from the source,
 once), the two feed-forward matrices; then the [d_model, vocab] pre-softmax
-product. Rows: 1 (greedy) and 4 (beam 4). Runtimes: numpy (its BLAS),
-TensorFlow graph and XLA (``tf.function``), and JAX (``jax.jit``) where
+product. Rows: 1 (greedy) and 4 (beam 4) unless ``--rows`` names others.
+Runtimes: numpy (its BLAS), TensorFlow graph (float32, and bfloat16 as
+the prepared model multiplies with ``weights=bfloat16``) and XLA
+(``tf.function``), and JAX (``jax.jit``) where
 installed in both of the layouts its searches read: each matrix as Keras
 holds it, [d_in, d_out], and as [d_out, d_in] multiplied as x W^T, the
 layout a search reads where ``layout_probe.py`` finds it faster for its
@@ -19,7 +21,7 @@ rows (``t2t_keras/kernels/kernel_layout.py``), and packed in panels for
 ``--repeats`` chains, milliseconds.
 
   python benchmarks/step_floor.py [--layers 6] [--d_model 512] [--d_ff 2048]
-      [--vocab 32000] [--repeats 20] [--quick]
+      [--vocab 32000] [--repeats 20] [--rows 1,4] [--quick]
 
 ``--quick``: toy sizes, one repeat (checks the command, measures nothing).
 """
@@ -65,11 +67,20 @@ def runtimes(weights, d_model):
   found = {"numpy": lambda x: (lambda: chain(x, weights, np.matmul, d_model))}
   import tensorflow as tf
   held = [tf.constant(w) for w in weights]
-  for name, jit in (("TensorFlow graph", False), ("TensorFlow XLA", True)):
-    def make(x, jit=jit):
-      fn = tf.function(lambda: chain(tf.constant(x), held, tf.matmul,
-                                     d_model), jit_compile=jit,
-                       autograph=False)
+  halves = [tf.constant(w, tf.bfloat16) for w in weights]
+
+  def half_matmul(x, w):
+    """The prepared model's bfloat16 product (models/prepared/products.py):
+    x rounded to bfloat16, the result float32."""
+    return tf.cast(tf.matmul(tf.cast(x, tf.bfloat16), w), tf.float32)
+
+  for name, jit, ws, matmul in (
+      ("TensorFlow graph", False, held, tf.matmul),
+      ("TensorFlow graph bfloat16", False, halves, half_matmul),
+      ("TensorFlow XLA", True, held, tf.matmul)):
+    def make(x, jit=jit, ws=ws, matmul=matmul):
+      fn = tf.function(lambda: chain(tf.constant(x), ws, matmul, d_model),
+                       jit_compile=jit, autograph=False)
       return lambda: fn().numpy()
     found[name] = make
   try:
@@ -106,6 +117,9 @@ def main():
   parser.add_argument("--d_ff", type=int, default=2048)
   parser.add_argument("--vocab", type=int, default=32000)
   parser.add_argument("--repeats", type=int, default=20)
+  parser.add_argument("--rows", default="1,4",
+                      help="comma-separated row counts (the latency "
+                           "table's: 1,4,8,128)")
   parser.add_argument("--quick", action="store_true")
   args = parser.parse_args()
   if args.quick:
@@ -122,13 +136,14 @@ def main():
         f"{peak:,.0f} GFLOP/s")
   print("| rows | " + " | ".join(found) + " |")
   print("|" + " --- |" * (len(found) + 1))
-  for rows in (1, 4):
+  for rows in (int(r) for r in args.rows.split(",")):
     x = np.random.RandomState(1).standard_normal(
         (rows, args.d_model)).astype(np.float32)
-    cells = [shapes.timed_steps(make(x), args.repeats, warmup=3) * 1e3
-             for make in found.values()]
+    cells = [(shapes.timed_steps(make(x), args.repeats, warmup=3) * 1e3,
+              megabytes / (2 if "bfloat16" in name else 1))
+             for name, make in found.items()]
     print(f"| {rows} | " + " | ".join(
-        f"{c:.2f} ms ({megabytes / c:.0f} GB/s)" for c in cells) + " |")
+        f"{c:.2f} ms ({mb / c:.0f} GB/s)" for c, mb in cells) + " |")
 
 
 if __name__ == "__main__":

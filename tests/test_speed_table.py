@@ -128,15 +128,16 @@ def test_rounds_give_median_cells_and_median_paired_ratios():
 
 def test_step_floor_prints_its_table():
   """benchmarks/step_floor.py at toy sizes: a row for 1 and 4 rows, a cell
-  a runtime (numpy, TensorFlow graph and XLA, JAX in Keras's and the
-  transposed layout and packed for rows_product)."""
+  a runtime (numpy, TensorFlow graph in float32 and bfloat16 and XLA, JAX
+  in Keras's and the transposed layout and packed for rows_product)."""
   result = subprocess.run(
       python(os.path.join(REPO, "benchmarks", "step_floor.py"), "--quick"),
       capture_output=True, text=True, timeout=600, check=False)
   assert result.returncode == 0, result.stdout + result.stderr[-3000:]
   rows = [line for line in result.stdout.splitlines()
           if line.startswith("| ")]
-  assert rows[0] == ("| rows | numpy | TensorFlow graph | TensorFlow XLA "
+  assert rows[0] == ("| rows | numpy | TensorFlow graph "
+                     "| TensorFlow graph bfloat16 | TensorFlow XLA "
                      "| JAX [d_in, d_out] | JAX [d_out, d_in] "
                      "| JAX packed (rows_product) |")
   assert [r.split("|")[1].strip() for r in rows[2:]] == ["1", "4"]
