@@ -33,6 +33,9 @@ SGD = ("hidden_size=32,filter_size=64,layer_prepostprocess_dropout=0.0,"
 # two layers'; the workers' agreement is the point, not the depth).
 CLUSTER = ("hidden_size=32,filter_size=64,num_hidden_layers=1,"
            "batch_size=320,max_length=16")
+# Two replicas on each worker: logical CPUs (kernels/distribute.py's
+# stand-in for GPUs).
+TWO = "--cpu_devices=2"
 
 
 def test_two_replicas_equal_one_replica_on_the_same_global_batch():
@@ -346,50 +349,6 @@ def finish(processes, timeout=400):
   return outputs
 
 
-def test_chief_and_worker_train_with_one_chief(trained_run, tmp_path):
-  """TF_CONFIG with a chief and a worker: one chief writes the run, the
-  worker saves the same steps to its temporary directory (one kept); each
-  decodes half of the dev lines and both score all of them; early stopping
-  (patience given to the chief alone; no learning, so no evaluation beats
-  the first) stops both after the same evaluation."""
-  out = str(tmp_path / "run")
-  outputs = finish(start_workers(
-      out, [("chief", 0), ("worker", 0)], 8, "--save_checkpoints_steps=2",
-      "--local_eval_frequency=2", "--eval_bleu", "--eval_bleu_lines=25",
-      "--problem=translate_synthetic", f"--data_dir={trained_run[0]}",
-      f"--hparams={CLUSTER},learning_rate=0.0",
-      # The workers agree on the clock after every update.
-      "--train_minutes=60", own={0: ["--early_stopping_patience=1"]}))
-  scores = set()
-  for code, stdout, stderr in outputs:
-    assert code == 0, stderr[-3000:]
-    assert "2 replica(s)" in stdout and "step 4: dev loss" in stdout
-    assert "did not restore the chief's state" not in stdout, stdout
-    assert "dev sentence(s) decoded over 2 workers" in stdout, stdout
-    scores.add(re.search(r"^step 4: dev loss .* BLEU ([\d.]+)", stdout,
-                         re.M).group(1))
-    stopped = [l for l in stdout.splitlines() if l.startswith("stopping")]
-    assert len(stopped) == 1 and stopped[0].startswith(
-        "stopping early: 1 evaluation(s) without a better dev bleu; best "
-        "dev bleu") and "at step 2 (" in stopped[0], stdout[-2000:]
-  assert len(scores) == 1, scores
-  assert json.load(open(os.path.join(out, "best", "best.json"),
-                        encoding="utf-8"))["best_step"] == 2
-  assert not os.path.exists(os.path.join(out, "workertemp_1", "best"))
-  assert tf.train.latest_checkpoint(out).endswith("ckpt-4")
-  assert [os.path.basename(p) for p in tf.train.get_checkpoint_state(
-      out).all_model_checkpoint_paths] == ["ckpt-2", "ckpt-4"]
-  # The worker writes its data position, no model checkpoint and no
-  # TensorBoard curves; both end holding the chief's state.
-  assert not os.path.exists(os.path.join(out, "workertemp_1"))
-  assert not os.path.exists(os.path.join(out, "workertemp_0"))
-  assert sorted(os.listdir(os.path.join(out, "train"))) and not glob.glob(
-      os.path.join(out, "*", "train"))
-  assert_same_end(outputs, 4)
-  for pipeline in ("pipeline-0-of-2", "pipeline-1-of-2"):
-    assert os.path.isfile(os.path.join(out, "data", pipeline, "ckpt-4.index"))
-
-
 def test_a_killed_worker_stops_the_other_in_one_line_and_both_resume(
     tmp_path):
   """SIGKILL the worker mid-run: the chief ends within 120 s with one line
@@ -426,16 +385,18 @@ def test_a_killed_worker_stops_the_other_in_one_line_and_both_resume(
 
 def test_a_signal_to_one_worker_stops_both_and_a_worker_without_the_folder(
     tmp_path):
-  """Two workers saving by the clock (a shared decision): SIGTERM to the
-  worker only stops both within 90 s, each with one line, the step they
-  stopped at saved in the run's folder. Started again with the worker on
+  """Two workers of two replicas each (``--cpu_devices=2``: the vote is
+  averaged over a worker's replicas) saving by the clock (a shared
+  decision): SIGTERM to the worker only stops both within 90 s, each with
+  one line, the step they stopped at saved in the run's folder. Started again with the worker on
   another --output_dir (no shared folder), it takes the chief's state over
   the network: both resume from that step and train the same weights."""
   out = str(tmp_path / "run")
   tasks = [("chief", 0), ("worker", 0)]
   # Four micro-batches an update: the stop still comes at an update's end.
   accumulated = f"--hparams={CLUSTER},gradient_accumulation_steps=4"
-  processes = start_workers(out, tasks, 100000, "--save_checkpoints_secs=2",
+  processes = start_workers(out, tasks, 100000, TWO,
+                            "--save_checkpoints_secs=2",
                             "--save_checkpoints_steps=100000",
                             "--train_minutes=600", accumulated)
   deadline = time.time() + 300
@@ -463,7 +424,7 @@ def test_a_signal_to_one_worker_stops_both_and_a_worker_without_the_folder(
   # The worker also asks for another precision: it takes the chief's.
   elsewhere = str(tmp_path / "elsewhere")
   outputs = finish(start_workers(
-      [out, elsewhere], tasks, step + 4, "--noeval_bleu", accumulated,
+      [out, elsewhere], tasks, step + 4, TWO, "--noeval_bleu", accumulated,
       own={1: [accumulated + ",activation_dtype=bfloat16"]}))
   for code, stdout, stderr in outputs:
     assert code == 0, stderr[-3000:]
@@ -605,12 +566,12 @@ def test_a_chief_that_refuses_to_start_stops_the_other_in_one_line(
 
 def test_two_workers_stop_together_on_a_nan_and_on_the_time_limit(tmp_path):
   """Stops decided per run, not per worker: a non-finite loss (the
-  all-reduced one) ends both workers at the same step, each with one
-  line; the time limit (its seconds voted on the updates' all-reduce)
-  stops both after the same update."""
+  all-reduced one, over two replicas a worker) ends both workers at the
+  same step, each with one line; the time limit (its seconds voted on the
+  updates' all-reduce) stops both after the same update."""
   tasks = [("chief", 0), ("worker", 0)]
   outputs = finish(start_workers(
-      str(tmp_path / "nan"), tasks, 50, "--save_checkpoints_steps=1",
+      str(tmp_path / "nan"), tasks, 50, TWO, "--save_checkpoints_steps=1",
       f"--hparams={CLUSTER},learning_rate_schedule=constant,"
       "learning_rate=1e30"))
   steps = set()
