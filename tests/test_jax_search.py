@@ -86,6 +86,31 @@ def test_layout_probe_reads_the_fastest_layout(monkeypatch):
   assert layout_probe.fastest(shapes, 4, False) == "transposed"
 
 
+def test_a_machine_keeps_its_layout_for_rounded_weights(monkeypatch,
+                                                        tmp_path):
+  """With rounded weights the layouts round differently: the first choice
+  for a shape is kept in $T2T_KERAS_CACHE and read back however later
+  probes would time it (the same lines every run); other rows, another
+  precision or a damaged file are measured; float32 is measured a process."""
+  from t2t_keras.kernels import layout_probe
+  monkeypatch.delenv("T2T_KERAS_KERNELS", raising=False)
+  monkeypatch.setenv("T2T_KERAS_CACHE", str(tmp_path))
+  shapes = ((512, 2048),)
+  native = {"transposed": [1.0], "keras": [1.0], "packed": [0.9],
+            "native": [0.5]}
+  packed = dict(native, native=[2.0])
+  monkeypatch.setattr(layout_probe, "_measured", lambda *_: native)
+  assert layout_probe.fastest(shapes, 8, True, "int8") == "native"
+  monkeypatch.setattr(layout_probe, "_measured", lambda *_: packed)
+  assert layout_probe.fastest(shapes, 8, True, "int8") == "native"
+  assert layout_probe.fastest(shapes, 4, True, "int8") == "packed"
+  assert layout_probe.fastest(shapes, 8, True, "bfloat16") == "packed"
+  assert layout_probe.fastest(shapes, 8, True) == "packed"
+  kept, = (tmp_path / "layout_probe").iterdir()
+  kept.write_text("{", encoding="utf-8")
+  assert layout_probe.fastest(shapes, 8, True, "int8") == "packed"
+
+
 def test_rows_product_without_a_compiler_is_unavailable_and_says_why(
     tmp_path):
   """kernels.rows_product where its build fails (a missing compiler): not

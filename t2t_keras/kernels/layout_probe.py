@@ -25,17 +25,23 @@ products one, which the chain leaves out (at one row, where the chains tie
 within 10% either way from one probe to the next, a greedy search gains
 1.2-1.4x from it and from reading the embedding as it is). The layouts'
 products differ only in rounding (the tests find the same ids in each).
-``T2T_KERAS_KERNELS=1`` reads a held layout without measuring: packed where
-allowed, else transposed.
+With rounded weights a machine's first choice for a shape is kept
+(``_remembered``): its layouts round differently, and a decoder should
+write the same lines every run. ``T2T_KERAS_KERNELS=1`` reads a held
+layout without measuring: packed where allowed, else transposed.
 """
 
 import functools
+import hashlib
+import json
 import os
 import statistics
 import time
 
 import numpy as np
 
+from t2t_keras.io import files
+from t2t_keras.io.cache import cache_folder, cpu_key
 from t2t_keras.kernels import quantize
 from t2t_keras.kernels import rows_product
 
@@ -56,18 +62,56 @@ def prefer(held_seconds, keras_seconds, margin=MARGIN):
 def fastest(shapes, rows, packed, weights="float32"):
   """The layout a search whose steps multiply ``rows`` rows by kernels of
   ``shapes`` (a tuple of (d_in, d_out)) reads (module docstring); measured
-  once a process for each (shapes, rows, packed, weights): the packed
-  layout holds ``weights``' panels (float32, int8 or bfloat16)."""
+  once a process for each (shapes, rows, packed, weights), with rounded
+  weights once a machine: the packed layout holds ``weights``' panels
+  (float32, int8 or bfloat16)."""
   if os.environ.get("T2T_KERAS_KERNELS", "") == "1":
     return "packed" if packed else "transposed"
-  seconds = _measured(tuple(sorted(set(shapes))), int(rows), bool(packed),
-                      weights)
+  key = (tuple(sorted(set(shapes))), int(rows), bool(packed), weights)
+  if weights == "float32":
+    return _chosen(*key)
+  return _remembered(key, lambda: _chosen(*key))
+
+
+def _chosen(shapes, rows, packed, weights):
+  """The rule over ``_measured``'s seconds."""
+  seconds = _measured(shapes, rows, packed, weights)
   median = {name: statistics.median(s) for name, s in seconds.items()}
   for name in ("packed", "native"):
     if name in median and median[name] == min(median.values()):
       return name
   return ("transposed" if prefer(seconds["transposed"], seconds["keras"])
           else "keras")
+
+
+def _remembered(key, choose):
+  """The layout this machine chose for ``key`` before, else ``choose()``'s,
+  kept in ``$T2T_KERAS_CACHE/layout_probe/CPU.json``. With rounded weights
+  the layouts round differently (native int8 rounds each row of x too), so
+  a machine keeps its first choice and decodes the same lines every run;
+  deleting the file measures again. An unreadable or unwritable file:
+  measured each process."""
+  cpu = hashlib.sha256(cpu_key().encode()).hexdigest()[:12]
+  path = os.path.join(cache_folder(), "layout_probe", f"{cpu}.json")
+  name = repr(key)
+  try:
+    with open(path, encoding="utf-8") as f:
+      known = json.load(f)
+  except (OSError, ValueError):
+    known = {}
+  if not isinstance(known, dict):
+    known = {}
+  allowed = {"transposed", "keras"} | ({"packed"} if key[2] else set()) | (
+      {"native"} if key[3] != "float32" else set())
+  if known.get(name) in allowed:
+    return known[name]
+  known[name] = choose()
+  try:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    files.write_text(path, json.dumps(known, indent=1, sort_keys=True))
+  except OSError:
+    pass
+  return known[name]
 
 
 def hold(matrix, layout, weights="float32"):
