@@ -317,20 +317,20 @@ def _wmt_sample(shared_data, tmp_path, train=2000):
 
 
 def test_translate_files_recipe_from_a_users_files(shared_data, tmp_path):
-  """STEPS=40 on 2,000 pairs: datagen, training, averaging, test decoded
+  """STEPS=8 on 2,000 pairs: datagen, training, averaging, test decoded
   and scored with BLEU and chrF, an export and a line through it."""
   raw = _wmt_sample(shared_data, tmp_path)
   done = _recipe("translate_files.sh", str(raw), "en", "de",
-                 str(tmp_path / "data"), str(tmp_path / "run"), STEPS="40",
-                 EVAL_EVERY="20", SAVE_EVERY="20", EVAL_LINES="5",
+                 str(tmp_path / "data"), str(tmp_path / "run"), STEPS="8",
+                 EVAL_EVERY="4", SAVE_EVERY="4", EVAL_LINES="5",
                  AVERAGE="2", VOCAB="1000", HPARAMS=TOY)
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
   out = done.stdout
   for expected in ("train: 2000 pairs: hparams set transformer_multi30k",
-                   "train: 2,000 pairs in 10 shard(s)", "step 40: dev loss",
-                   # 40 steps warm up over 10, not the set's 1,000.
-                   "--hparams=learning_rate_warmup_steps=10,hidden_size=32",
-                   "averaged ckpt-20, ckpt-40", "BLEU (sacreBLEU, detokenized) = ",
+                   "train: 2,000 pairs in 10 shard(s)", "step 8: dev loss",
+                   # 8 steps warm up over 2, not the set's 1,000.
+                   "--hparams=learning_rate_warmup_steps=2,hidden_size=32",
+                   "averaged ckpt-4, ckpt-8", "BLEU (sacreBLEU, detokenized) = ",
                    "chrF (sacreBLEU) = ", "training wall time:"):
     assert expected in out, out[-3000:]
   decoded = (tmp_path / "run" / "test.decoded.de").read_text(
