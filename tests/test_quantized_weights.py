@@ -132,6 +132,21 @@ def rounded_runs(trained_run):
   return vocab, models
 
 
+@pytest.fixture(scope="module")
+def float32_decoded(rounded_runs):
+  """decoded() of the float32 model, each (options, prefixes) once a
+  module: both rounded modes compare with it."""
+  vocab, models = rounded_runs
+  outputs = {}
+
+  def get(options, prefixes):
+    key = (options, tuple(prefixes or ()))
+    if key not in outputs:
+      outputs[key] = decoded(models["float32"], vocab, options, prefixes)
+    return outputs[key]
+  return get
+
+
 def decoded(model, vocab, options, prefixes=None):
   from t2t_keras.decoding.backends.decoder import Decoder
   from t2t_keras.decoding.options import decode_hparams
@@ -146,7 +161,8 @@ def best(output):
 
 
 @pytest.mark.parametrize("weights", ["int8", "bfloat16"])
-def test_every_search_runs_on_rounded_weights(rounded_runs, weights):
+def test_every_search_runs_on_rounded_weights(rounded_runs, float32_decoded,
+                                             weights):
   """Beam (n-best), greedy, both samplings, target prefixes and an
   ensemble on rounded weights: one output a line, the best mostly float32's
   (sampling's draws move with the probabilities); int8's
@@ -159,7 +175,7 @@ def test_every_search_runs_on_rounded_weights(rounded_runs, weights):
     for prefix in (None, prefixes):
       got = decoded(models[weights], vocab, f"{options},weights={weights}",
                     prefix)
-      want = decoded(models["float32"], vocab, options, prefix)
+      want = float32_decoded(options, prefix)
       assert len(got) == len(LINES)
       if "sampling" not in options:   # a draw moves with its probabilities
         same += sum(best(g) == best(w) for g, w in zip(got, want))
