@@ -97,8 +97,9 @@ def test_signals_reach_the_command_and_ignored_ones_stay_ignored(tmp_path):
 
     def ignoring():
       # From the defaults, whatever this suite inherited (under nohup,
-      # SIGHUP starts ignored).
-      signal.signal(signal.SIGHUP, signal.SIG_DFL)
+      # SIGHUP starts ignored; in a script's `pytest ... &`, SIGINT).
+      for s in (signal.SIGHUP, signal.SIGINT):
+        signal.signal(s, signal.SIG_DFL)
       for s in ignore:
         signal.signal(s, signal.SIG_IGN)
     client = subprocess.Popen(python("-c", code), stdout=subprocess.PIPE,
