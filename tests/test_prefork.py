@@ -11,7 +11,7 @@ import time
 import pytest
 
 from commands import python
-from prefork import SOCKET_VARIABLE
+from prefork import FORWARDED, SOCKET_VARIABLE
 
 IMPORTED = "import sys; print('tensorflow' in sys.modules)"
 
@@ -98,7 +98,7 @@ def test_signals_reach_the_command_and_ignored_ones_stay_ignored(tmp_path):
     def ignoring():
       # From the defaults, whatever this suite inherited (under nohup,
       # SIGHUP starts ignored; in a script's `pytest ... &`, SIGINT).
-      for s in (signal.SIGHUP, signal.SIGINT):
+      for s in FORWARDED:
         signal.signal(s, signal.SIG_DFL)
       for s in ignore:
         signal.signal(s, signal.SIG_IGN)
